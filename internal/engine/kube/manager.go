@@ -1,0 +1,229 @@
+package kube
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/fluxcd/cli-utils/pkg/object"
+	"github.com/fluxcd/pkg/ssa"
+	"github.com/fluxcd/pkg/ssa/jsondiff"
+	"github.com/go-openapi/jsonpointer"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Manager applies, diffs, deletes and waits for objects with server-side apply.
+// It is a thin layer over fluxcd/pkg/ssa that adds the drift report the engines
+// put into Terraform state.
+type Manager struct {
+	rm           *ssa.ResourceManager
+	client       client.Client
+	mapper       meta.RESTMapper
+	fieldManager string
+}
+
+// ResourceManager is the underlying fluxcd/pkg/ssa manager, for the engines that
+// need its options directly.
+func (m *Manager) ResourceManager() *ssa.ResourceManager { return m.rm }
+
+// Client is the controller-runtime client the manager writes with.
+func (m *Manager) Client() client.Client { return m.client }
+
+// ApplyOptions are the options of ApplyStaged.
+type ApplyOptions struct {
+	// Force recreates objects whose immutable fields changed.
+	Force bool
+	// ExclusionSelector skips in-cluster objects that carry any of these labels
+	// or annotations.
+	ExclusionSelector map[string]string
+	// WaitTimeout bounds the wait for CRDs and Namespaces to be established
+	// before the objects that depend on them are applied.
+	WaitTimeout time.Duration
+}
+
+// ApplyStaged applies objects in Flux's stages: CRDs, Namespaces and
+// ClusterRoles first (waiting until they are established), then class
+// definitions, then the rest. The change set lists what was applied even when an
+// error stops it part way.
+func (m *Manager) ApplyStaged(ctx context.Context, objs []*unstructured.Unstructured, opts ApplyOptions) (*ssa.ChangeSet, error) {
+	o := ssa.DefaultApplyOptions()
+	o.Force = opts.Force
+	o.ExclusionSelector = opts.ExclusionSelector
+	if opts.WaitTimeout > 0 {
+		o.WaitTimeout = opts.WaitTimeout
+	}
+	// Sort a copy: ssa sorts in place and callers keep their order.
+	sorted := append([]*unstructured.Unstructured(nil), objs...)
+	return m.rm.ApplyAllStaged(ctx, sorted, o)
+}
+
+// WaitOptions are the options of Wait.
+type WaitOptions struct {
+	Interval time.Duration
+	Timeout  time.Duration
+	// FailFast returns as soon as one object is Failed, instead of waiting for
+	// the timeout.
+	FailFast bool
+}
+
+// Wait blocks until every object in entries is Current by kstatus, or returns an
+// error naming the objects that are not.
+func (m *Manager) Wait(ctx context.Context, entries []Entry, opts WaitOptions) error {
+	set := make(object.ObjMetadataSet, 0, len(entries))
+	for _, e := range entries {
+		id, err := object.ParseObjMetadata(e.ID)
+		if err != nil {
+			return fmt.Errorf("inventory entry %q: %w", e.ID, err)
+		}
+		set = append(set, id)
+	}
+	o := ssa.DefaultWaitOptions()
+	if opts.Interval > 0 {
+		o.Interval = opts.Interval
+	}
+	if opts.Timeout > 0 {
+		o.Timeout = opts.Timeout
+	}
+	o.FailFast = opts.FailFast
+	return m.rm.WaitForSetWithContext(ctx, set, o)
+}
+
+// DeleteOptions are the options of Delete.
+type DeleteOptions struct {
+	// Inclusions restricts deletion to in-cluster objects that carry all of these
+	// labels: the owner labels, so that we never delete what we do not own.
+	Inclusions map[string]string
+	// Exclusions keeps in-cluster objects that carry any of these labels or
+	// annotations (prune: disabled).
+	Exclusions map[string]string
+}
+
+// Delete deletes objects with background propagation; objects already gone are
+// not an error. The change set says what was deleted and what was skipped.
+func (m *Manager) Delete(ctx context.Context, objs []*unstructured.Unstructured, opts DeleteOptions) (*ssa.ChangeSet, error) {
+	o := ssa.DefaultDeleteOptions()
+	o.Inclusions = opts.Inclusions
+	o.Exclusions = opts.Exclusions
+	return m.rm.DeleteAll(ctx, objs, o)
+}
+
+// IgnoreRule excludes JSON pointers of the objects a selector matches from the
+// drift report. A path of "" ignores the whole object.
+type IgnoreRule struct {
+	Paths    []string
+	Selector *jsondiff.Selector
+}
+
+// DriftOptions are the options of Drift.
+type DriftOptions struct {
+	IgnoreRules []IgnoreRule
+	// ExclusionSelector skips objects carrying any of these labels or
+	// annotations, in the desired manifest or in the cluster.
+	ExclusionSelector map[string]string
+}
+
+// Drift is how one object in the cluster differs from what we would apply.
+type Drift struct {
+	// ID is the object's inventory ID.
+	ID string
+	// Type is "create" when the object is missing and "update" when it changed.
+	Type string
+	// Changes lists the changed JSON pointers; empty for a missing object.
+	Changes []Change
+}
+
+// Change is one JSON patch operation from the cluster object to the desired one,
+// with Secret data masked.
+type Change struct {
+	Op   string
+	Path string
+	// From is the value in the cluster, To the value we would apply, both as
+	// JSON; empty when there is none (an added or removed field).
+	From string
+	To   string
+}
+
+// Drift dry-runs a server-side apply of every desired object with our field
+// manager and reports the objects whose live state differs. Fields set by other
+// managers (an HPA's replicas, a webhook's defaults) are not drift, because the
+// dry-run merges them in on both sides.
+func (m *Manager) Drift(ctx context.Context, desired []*unstructured.Unstructured, opts DriftOptions) ([]Drift, error) {
+	rules := make([]jsondiff.IgnoreRule, 0, len(opts.IgnoreRules))
+	for _, r := range opts.IgnoreRules {
+		rules = append(rules, jsondiff.IgnoreRule{Paths: r.Paths, Selector: r.Selector})
+	}
+	listOpts := []jsondiff.ListOption{
+		jsondiff.FieldOwner(m.fieldManager),
+		jsondiff.ExclusionSelector(opts.ExclusionSelector),
+		jsondiff.IgnoreRules(rules),
+		jsondiff.MaskSecrets(true),
+		jsondiff.Rationalize(true),
+	}
+	set, err := jsondiff.UnstructuredList(ctx, m.client, desired, listOpts...)
+	if err != nil {
+		return nil, fmt.Errorf("drift detection: %w", err)
+	}
+	var out []Drift
+	for _, d := range set {
+		switch d.Type {
+		case jsondiff.DiffTypeCreate:
+			out = append(out, Drift{ID: idOf(d.DesiredObject), Type: string(d.Type)})
+		case jsondiff.DiffTypeUpdate:
+			dr := Drift{ID: idOf(d.DesiredObject), Type: string(d.Type)}
+			live, _ := d.ClusterObject.(*unstructured.Unstructured)
+			for _, op := range d.Patch {
+				dr.Changes = append(dr.Changes, Change{
+					Op:   op.Type,
+					Path: op.Path,
+					From: liveValue(live, op.Path, op.Type),
+					To:   jsonOrEmpty(op.Value),
+				})
+			}
+			out = append(out, dr)
+		}
+	}
+	return out, nil
+}
+
+func idOf(o client.Object) string {
+	if u, ok := o.(*unstructured.Unstructured); ok {
+		return ID(u)
+	}
+	gvk := o.GetObjectKind().GroupVersionKind()
+	return object.ObjMetadata{Namespace: o.GetNamespace(), Name: o.GetName(), GroupKind: gvk.GroupKind()}.String()
+}
+
+// liveValue is the JSON of the cluster object's value at a changed pointer. The
+// patch only carries the new value, and Secret data in it is already masked; the
+// live side of a Secret is masked here the same way.
+func liveValue(live *unstructured.Unstructured, path, op string) string {
+	if live == nil || op == "add" {
+		return ""
+	}
+	if live.GetKind() == "Secret" && live.GroupVersionKind().Group == "" {
+		return `"***"`
+	}
+	p, err := jsonpointer.New(path)
+	if err != nil {
+		return ""
+	}
+	v, _, err := p.Get(live.Object)
+	if err != nil {
+		return ""
+	}
+	return jsonOrEmpty(v)
+}
+
+func jsonOrEmpty(v any) string {
+	if v == nil {
+		return ""
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}

@@ -1,0 +1,78 @@
+package provider
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
+)
+
+// cli is a Terraform-compatible binary the acceptance tests run against.
+type cli struct {
+	name string
+	path string
+	// host is the registry host the binary assumes for an unqualified provider
+	// source; the test harness must serve the provider under it.
+	host string
+}
+
+// clis are the binaries every acceptance case runs under: OpenTofu and Terraform
+// 1.5.7, both built by `make tools`.
+func clis(t *testing.T) []cli {
+	t.Helper()
+	bin := testenv.BinDir()
+	all := []cli{
+		{name: "tofu", path: filepath.Join(bin, "tofu"), host: "registry.opentofu.org"},
+		{name: "terraform", path: filepath.Join(bin, "terraform"), host: "registry.terraform.io"},
+	}
+	for _, c := range all {
+		if _, err := os.Stat(c.path); err != nil {
+			t.Fatalf("%s not found at %s: run `make tools`", c.name, c.path)
+		}
+	}
+	return all
+}
+
+var protoV6Factories = map[string]func() (tfprotov6.ProviderServer, error){
+	"stevedore": providerserver.NewProtocol6WithError(New("test")()),
+}
+
+// accTest runs one acceptance case under every CLI, each as a subtest. The
+// cluster comes from testenv.Main.
+func accTest(t *testing.T, tc resource.TestCase) {
+	t.Helper()
+	testenv.Need(t)
+	if os.Getenv("TF_ACC") == "" {
+		t.Fatal("acceptance tests need TF_ACC=1 (make test sets it)")
+	}
+	tc.ProtoV6ProviderFactories = protoV6Factories
+	for _, c := range clis(t) {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv("TF_ACC_TERRAFORM_PATH", c.path)
+			t.Setenv("TF_ACC_PROVIDER_HOST", c.host)
+			t.Setenv("TF_ACC_PROVIDER_NAMESPACE", "hashicorp")
+			// Neither binary may reach a registry here; the harness serves the
+			// provider in-process.
+			t.Setenv("CHECKPOINT_DISABLE", "1")
+			resource.Test(t, tc)
+		})
+	}
+}
+
+// providerBlock configures the provider against the test cluster.
+func providerBlock(extra string) string {
+	return fmt.Sprintf(`
+provider "stevedore" {
+  kubernetes {
+    config_path = %q
+  }
+  %s
+}
+`, testenv.Current().Cluster.Kubeconfig, extra)
+}

@@ -1,0 +1,9 @@
+package provider
+
+import (
+	"testing"
+
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }

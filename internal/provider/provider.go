@@ -1,0 +1,136 @@
+// Package provider is the terraform-plugin-framework glue of stevedore: schemas,
+// validation, plan modifiers, CRUD and import, converting between Terraform
+// values and the engines' plain Go types. Helm and client-go stay out of it.
+package provider
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/provider"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
+)
+
+// Address is the provider's registry address.
+const Address = "registry.terraform.io/stevedore-dev/stevedore"
+
+// New returns the provider factory terraform-plugin-framework serves.
+func New(version string) func() provider.Provider {
+	return func() provider.Provider { return &stevedoreProvider{version: version} }
+}
+
+type stevedoreProvider struct {
+	version string
+}
+
+var _ provider.Provider = (*stevedoreProvider)(nil)
+
+func (p *stevedoreProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
+	resp.TypeName = "stevedore"
+	resp.Version = p.version
+}
+
+func (p *stevedoreProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp *provider.SchemaResponse) {
+	resp.Schema = providerSchema()
+}
+
+// Configure turns the configuration into the data every resource shares. It
+// contacts neither the cluster nor any registry: a cluster created in the same
+// apply does not exist yet. It reads local files (kubeconfig) to report a bad
+// path or context here, against the attribute that names it.
+func (p *stevedoreProvider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {
+	var cfg providerModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &cfg)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+
+	data := &providerData{fieldManager: kube.DefaultFieldManager}
+	if !cfg.FieldManager.IsNull() && !cfg.FieldManager.IsUnknown() {
+		data.fieldManager = cfg.FieldManager.ValueString()
+	}
+	data.cacheDir = defaultCacheDir()
+	if !cfg.CacheDir.IsNull() && !cfg.CacheDir.IsUnknown() {
+		data.cacheDir = cfg.CacheDir.ValueString()
+	}
+	data.registries = registriesFrom(cfg.Registries)
+
+	if cfg.hasUnknown() {
+		// Plans go through with unknown computed values; apply configures again
+		// once the values are known.
+		data.unknown = true
+		resp.ResourceData, resp.DataSourceData = data, data
+		return
+	}
+
+	kc := kubeConfigFrom(cfg.Kubernetes)
+	for _, fe := range kc.Validate() {
+		resp.Diagnostics.AddAttributeError(kubeAttrPath(fe.Field), "Invalid Kubernetes configuration", "kubernetes."+fe.Error())
+	}
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	data.kube = kube.NewFactory(kc, data.fieldManager)
+	resp.ResourceData, resp.DataSourceData = data, data
+}
+
+func (p *stevedoreProvider) Resources(context.Context) []func() resource.Resource {
+	return nil
+}
+
+func (p *stevedoreProvider) DataSources(context.Context) []func() datasource.DataSource {
+	return nil
+}
+
+// kubeAttrPath maps an engine field name (`exec.command`) to the attribute path
+// under the kubernetes block.
+func kubeAttrPath(field string) path.Path {
+	p := path.Root("kubernetes")
+	for _, name := range strings.Split(field, ".") {
+		p = p.AtName(name)
+	}
+	return p
+}
+
+// defaultCacheDir is the user cache directory + /stevedore, or a directory under
+// the temp dir when the user has none (a CI runner without HOME).
+func defaultCacheDir() string {
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "stevedore")
+	}
+	return filepath.Join(os.TempDir(), "stevedore-cache")
+}
+
+// providerData is what Configure hands to every resource.
+type providerData struct {
+	// kube is nil when unknown is set.
+	kube         *kube.Factory
+	unknown      bool
+	fieldManager string
+	cacheDir     string
+	registries   []registryCredential
+}
+
+type registryCredential struct {
+	URL      string
+	Username string
+	Password string
+}
+
+func registriesFrom(list []registryModel) []registryCredential {
+	out := make([]registryCredential, 0, len(list))
+	for _, r := range list {
+		out = append(out, registryCredential{
+			URL:      r.URL.ValueString(),
+			Username: r.Username.ValueString(),
+			Password: r.Password.ValueString(),
+		})
+	}
+	return out
+}
