@@ -81,7 +81,9 @@ func (p *stevedoreProvider) Configure(ctx context.Context, req provider.Configur
 }
 
 func (p *stevedoreProvider) Resources(context.Context) []func() resource.Resource {
-	return nil
+	return []func() resource.Resource{
+		// One line per resource; each resource lives in its own file.
+	}
 }
 
 func (p *stevedoreProvider) DataSources(context.Context) []func() datasource.DataSource {
