@@ -1,0 +1,273 @@
+// Package chart fetches, packages and verifies Helm charts with the semantics
+// of Flux's HelmChart (source-controller): a version constraint resolved
+// against a Helm repository index or an OCI registry's tags, or a chart
+// directory on the local filesystem; values files merged into the chart and
+// the chart repackaged deterministically; cosign verification of OCI charts;
+// and a content-addressed artifact cache.
+//
+// The package knows nothing of Terraform. Resolve is what a plan calls: it
+// answers from the on-disk index cache while that is fresh, and revalidates
+// it with a conditional request otherwise. Build is what an apply calls: it
+// fetches the exact version a plan resolved and stores the result.
+package chart
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Reconcile strategies of a local chart source, as Flux names them.
+const (
+	StrategyChartVersion = "ChartVersion"
+	StrategyRevision     = "Revision"
+)
+
+// DefaultIndexTTL is how long a repository index or an OCI tag list is used
+// from the cache without asking the server again.
+const DefaultIndexTTL = 5 * time.Minute
+
+// SourceKind tells where a chart comes from.
+type SourceKind int
+
+const (
+	SourceHTTP SourceKind = iota + 1
+	SourceOCI
+	SourceLocal
+)
+
+func (k SourceKind) String() string {
+	switch k {
+	case SourceHTTP:
+		return "HelmRepository"
+	case SourceOCI:
+		return "OCIRepository"
+	case SourceLocal:
+		return "directory"
+	}
+	return "unknown"
+}
+
+// Auth holds the credentials and TLS settings of a repository.
+type Auth struct {
+	Username string
+	Password string
+	// CAPEM, CertPEM and KeyPEM are PEM blocks: a CA bundle to trust on top of
+	// the system roots, and a client certificate and key for mutual TLS.
+	CAPEM                 []byte
+	CertPEM               []byte
+	KeyPEM                []byte
+	InsecureSkipTLSVerify bool
+	// PassCredentials sends the credentials to chart URLs on another host than
+	// the repository's, as Flux's HelmRepository passCredentials does.
+	PassCredentials bool
+}
+
+// Identity is a keyless signing identity: Go regular expressions for the
+// OIDC issuer and the certificate subject.
+type Identity struct {
+	Issuer  string
+	Subject string
+}
+
+// Verify asks for a cosign verification of an OCI chart.
+type Verify struct {
+	// Provider must be "cosign".
+	Provider string
+	// PublicKeys are PEM public keys; any one that verifies passes. Without
+	// keys, verification is keyless against Identities.
+	PublicKeys [][]byte
+	Identities []Identity
+}
+
+// Spec describes one chart artifact.
+type Spec struct {
+	// Repository is an http(s):// Helm repository or an oci:// registry
+	// repository; SourcePath a chart directory. Exactly one is set.
+	Repository string
+	SourcePath string
+	// Chart is the chart name in the repository. For a local source it is
+	// optional and, when set, must match the name in Chart.yaml.
+	Chart string
+	// Version is a semver constraint; empty means "*".
+	Version                  string
+	ValuesFiles              []string
+	IgnoreMissingValuesFiles bool
+	// ReconcileStrategy applies to local sources: ChartVersion (default) or
+	// Revision.
+	ReconcileStrategy string
+	// Insecure speaks plain HTTP to an OCI registry (Flux's
+	// HelmRepository `insecure`). Loopback registries always are.
+	Insecure bool
+	Auth     Auth
+	Verify   *Verify
+}
+
+// Kind returns the source kind of the spec.
+func (s *Spec) Kind() SourceKind {
+	switch {
+	case s.SourcePath != "":
+		return SourceLocal
+	case strings.HasPrefix(s.Repository, "oci://"):
+		return SourceOCI
+	default:
+		return SourceHTTP
+	}
+}
+
+// object is the name errors use: "helmchart podinfo".
+func (s *Spec) object() string {
+	name := s.Chart
+	if name == "" && s.SourcePath != "" {
+		name = filepath.Base(filepath.Clean(s.SourcePath))
+	}
+	return "chart '" + name + "'"
+}
+
+// Validate checks what can be checked without I/O. The errors name the field.
+func (s *Spec) Validate() error {
+	var errs []error
+	switch {
+	case s.Repository == "" && s.SourcePath == "":
+		errs = append(errs, errors.New("one of repository or source_path is required"))
+	case s.Repository != "" && s.SourcePath != "":
+		errs = append(errs, errors.New("repository and source_path are mutually exclusive"))
+	}
+	if s.Repository != "" {
+		u, err := url.Parse(s.Repository)
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("repository: %w", err))
+		case u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "oci":
+			errs = append(errs, fmt.Errorf("repository: scheme %q is not supported: use https://, http:// or oci://", u.Scheme))
+		case u.Host == "":
+			errs = append(errs, fmt.Errorf("repository: %q has no host", s.Repository))
+		case u.Scheme == "oci" && (strings.Contains(u.Path, "@") || strings.Contains(strings.TrimPrefix(u.Path, "/"), ":")):
+			errs = append(errs, fmt.Errorf("repository: %q must not carry a tag or digest: set the chart name in chart and the version in version", s.Repository))
+		}
+		if s.Chart == "" {
+			errs = append(errs, errors.New("chart: the chart name is required with a repository"))
+		}
+		if s.ReconcileStrategy == StrategyRevision {
+			errs = append(errs, errors.New("reconcile_strategy: Revision applies to source_path only"))
+		}
+	}
+	if strings.ContainsAny(s.Chart, "/\\") {
+		errs = append(errs, fmt.Errorf("chart: %q must be a chart name, not a path", s.Chart))
+	}
+	if s.Version != "" && s.Version != "*" {
+		if err := ValidateConstraint(s.Version); err != nil {
+			errs = append(errs, fmt.Errorf("version: %w", err))
+		}
+	}
+	switch s.ReconcileStrategy {
+	case "", StrategyChartVersion, StrategyRevision:
+	default:
+		errs = append(errs, fmt.Errorf("reconcile_strategy: %q is not one of ChartVersion, Revision", s.ReconcileStrategy))
+	}
+	for _, f := range s.ValuesFiles {
+		if err := checkRelPath(f); err != nil {
+			errs = append(errs, fmt.Errorf("values_files: %w", err))
+		}
+	}
+	if v := s.Verify; v != nil {
+		if v.Provider != "cosign" {
+			errs = append(errs, fmt.Errorf("verify.provider: %q is not supported: use cosign", v.Provider))
+		}
+		if s.Kind() != SourceOCI {
+			errs = append(errs, errors.New("verify: only OCI charts carry signatures; a Helm repository or directory has none to verify"))
+		}
+		if len(v.PublicKeys) > 0 && len(v.Identities) > 0 {
+			errs = append(errs, errors.New("verify: public_keys and match_oidc_identity are mutually exclusive"))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// checkRelPath refuses paths that leave the chart or source root.
+func checkRelPath(p string) error {
+	if p == "" {
+		return errors.New("empty path")
+	}
+	if filepath.IsAbs(p) || strings.HasPrefix(p, "/") {
+		return fmt.Errorf("%q must be relative to the chart source", p)
+	}
+	clean := filepath.ToSlash(filepath.Clean(p))
+	if clean == ".." || strings.HasPrefix(clean, "../") {
+		return fmt.Errorf("%q is outside the chart source", p)
+	}
+	return nil
+}
+
+// Resolved is what a plan knows: the version a constraint resolves to.
+type Resolved struct {
+	ChartName string
+	Version   string
+	// AppVersion is known from a repository index; empty for OCI charts
+	// until they are pulled.
+	AppVersion string
+	// SourceRevision is the revision of a local source: git HEAD
+	// (`<branch>@sha1:<hex>`, or `sha1:<hex>` when detached) or the
+	// `sha256:<hex>` digest of its files.
+	SourceRevision string
+	// Revision is the artifact revision when it is known without fetching
+	// the chart (no values files, or a local source); empty otherwise.
+	Revision string
+}
+
+// Artifact is a stored chart archive.
+type Artifact struct {
+	ChartName  string
+	Version    string
+	AppVersion string
+	// Revision is the version, with `+<metadata>` for merged values files or
+	// a local source with the Revision strategy.
+	Revision string
+	// Digest is `sha256:<hex>` of the archive; Size its length in bytes.
+	Digest string
+	Size   int64
+	// Path is the archive in the cache; URL the same as a file:// URL.
+	Path string
+	URL  string
+	// ObservedValuesFiles are the values files merged, in order.
+	ObservedValuesFiles []string
+	// Verified is true when a signature was checked and matched.
+	Verified       bool
+	SourceRevision string
+}
+
+// Error wraps a failure with the object it concerns, in Flux's style.
+type Error struct {
+	// Field is the Spec field the error is about, in snake_case, when one is.
+	Field string
+	Err   error
+}
+
+func (e *Error) Error() string { return e.Err.Error() }
+func (e *Error) Unwrap() error { return e.Err }
+
+func fieldErr(field string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var fe *Error
+	if errors.As(err, &fe) {
+		return err
+	}
+	return &Error{Field: field, Err: err}
+}
+
+// FieldOf returns the Spec field an error is about, or "".
+func FieldOf(err error) string {
+	var fe *Error
+	if errors.As(err, &fe) {
+		return fe.Field
+	}
+	return ""
+}
+
+// ErrNotFound marks a version or chart the source does not have.
+var ErrNotFound = errors.New("not found")

@@ -1,0 +1,144 @@
+package chart
+
+import (
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"helm.sh/helm/v3/pkg/chart/loader"
+)
+
+const userAgent = "stevedore (Helm chart source)"
+
+// ErrUnauthorized marks a 401 or 403 from a repository or registry.
+var ErrUnauthorized = errors.New("unauthorized")
+
+// tlsConfig builds the client TLS configuration of auth, or nil when the
+// defaults do.
+func tlsConfig(auth Auth) (*tls.Config, error) {
+	if len(auth.CAPEM) == 0 && len(auth.CertPEM) == 0 && len(auth.KeyPEM) == 0 && !auth.InsecureSkipTLSVerify {
+		return nil, nil
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: auth.InsecureSkipTLSVerify} //nolint:gosec // asked for
+	if len(auth.CAPEM) > 0 {
+		pool, err := x509.SystemCertPool()
+		if err != nil || pool == nil {
+			pool = x509.NewCertPool()
+		}
+		if !pool.AppendCertsFromPEM(auth.CAPEM) {
+			return nil, fieldErr("ca_pem", errors.New("ca_pem holds no PEM certificate"))
+		}
+		cfg.RootCAs = pool
+	}
+	if len(auth.CertPEM) > 0 || len(auth.KeyPEM) > 0 {
+		if len(auth.CertPEM) == 0 || len(auth.KeyPEM) == 0 {
+			return nil, fieldErr("cert_pem", errors.New("cert_pem and key_pem go together"))
+		}
+		cert, err := tls.X509KeyPair(auth.CertPEM, auth.KeyPEM)
+		if err != nil {
+			return nil, fieldErr("cert_pem", fmt.Errorf("client certificate: %w", err))
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	}
+	return cfg, nil
+}
+
+func httpClient(auth Auth) (*http.Client, error) {
+	tc, err := tlsConfig(auth)
+	if err != nil {
+		return nil, err
+	}
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.TLSClientConfig = tc
+	t.DisableKeepAlives = true
+	return &http.Client{Transport: t, Timeout: 5 * time.Minute}, nil
+}
+
+func httpStatusError(u string, resp *http.Response) error {
+	switch resp.StatusCode {
+	case http.StatusUnauthorized, http.StatusForbidden:
+		return fmt.Errorf("failed to fetch %s: %s: check username and password: %w", redactURL(u), resp.Status, ErrUnauthorized)
+	case http.StatusNotFound:
+		return fmt.Errorf("failed to fetch %s: %s: %w", redactURL(u), resp.Status, ErrNotFound)
+	}
+	return fmt.Errorf("failed to fetch %s: %s", redactURL(u), resp.Status)
+}
+
+// redactURL drops user info from a URL before it goes into an error.
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || u.User == nil {
+		return s
+	}
+	u.User = nil
+	return u.String()
+}
+
+// chartURL resolves an index entry's URL against the repository URL, as
+// Helm's repo.ResolveReferenceURL does (the repository path as a directory).
+func chartURL(repoURL, ref string) (string, error) {
+	base, err := url.Parse(strings.TrimSuffix(repoURL, "/") + "/")
+	if err != nil {
+		return "", err
+	}
+	r, err := url.Parse(ref)
+	if err != nil {
+		return "", err
+	}
+	return base.ResolveReference(r).String(), nil
+}
+
+// downloadHTTP fetches a chart archive, sending credentials only to the
+// repository's host unless PassCredentials, and checks it against the
+// index digest and Helm's archive rules.
+func downloadHTTP(client *http.Client, repoURL string, entry *Entry, auth Auth, name string) ([]byte, error) {
+	if len(entry.URLs) == 0 {
+		return nil, fmt.Errorf("chart '%s' version '%s' has no downloadable URLs", name, entry.Version)
+	}
+	u, err := chartURL(repoURL, entry.URLs[0])
+	if err != nil {
+		return nil, fmt.Errorf("chart '%s': invalid chart URL '%s': %w", name, entry.URLs[0], err)
+	}
+	req, err := http.NewRequest(http.MethodGet, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("User-Agent", userAgent)
+	if auth.Username != "" || auth.Password != "" {
+		ru, _ := url.Parse(repoURL)
+		if auth.PassCredentials || (ru != nil && ru.Host == req.URL.Host) {
+			req.SetBasicAuth(auth.Username, auth.Password)
+		}
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, fieldErr("repository", fmt.Errorf("failed to download chart '%s' from %s: %w", name, redactURL(u), err))
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fieldErr("repository", fmt.Errorf("chart '%s': %w", name, httpStatusError(u, resp)))
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, loader.MaxDecompressedChartSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("failed to download chart '%s' from %s: %w", name, redactURL(u), err)
+	}
+	if int64(len(data)) > loader.MaxDecompressedChartSize {
+		return nil, fmt.Errorf("chart '%s' from %s is larger than Helm's limit of %d bytes", name, redactURL(u), loader.MaxDecompressedChartSize)
+	}
+	if entry.Digest != "" {
+		sum := sha256.Sum256(data)
+		if got := hex.EncodeToString(sum[:]); !strings.EqualFold(got, entry.Digest) {
+			return nil, fmt.Errorf("chart '%s' version '%s' from %s: digest sha256:%s does not match the index's sha256:%s",
+				name, entry.Version, redactURL(u), got, entry.Digest)
+		}
+	}
+	return data, nil
+}

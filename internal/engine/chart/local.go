@@ -1,0 +1,257 @@
+package chart
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/Masterminds/semver/v3"
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chart/loader"
+)
+
+const fileRepositoryPrefix = "file://"
+
+// localChart is a chart directory loaded with its file:// dependencies
+// built into charts/, as `helm dependency build` would.
+type localChart struct {
+	dir   string
+	chart *chart.Chart
+	files []file
+}
+
+// loadLocal loads the chart in dir, honouring .helmignore, and packages each
+// file:// dependency that charts/ does not hold yet as
+// charts/<name>-<version>.tgz. seen guards against dependency cycles.
+func loadLocal(dir string, seen map[string]bool) (*localChart, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	if seen[abs] {
+		return nil, fmt.Errorf("dependency cycle through %s", abs)
+	}
+	seen[abs] = true
+	defer delete(seen, abs)
+
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return nil, fieldErr("source_path", fmt.Errorf("chart directory: %w", err))
+	}
+	if !fi.IsDir() {
+		return nil, fieldErr("source_path", fmt.Errorf("'%s' is not a directory", dir))
+	}
+	ch, err := loader.LoadDir(abs)
+	if err != nil {
+		return nil, fieldErr("source_path", fmt.Errorf("'%s' is not a valid chart directory: %w", dir, err))
+	}
+	if err := ch.Validate(); err != nil {
+		return nil, fieldErr("source_path", fmt.Errorf("'%s' is not a valid chart: %w", dir, err))
+	}
+	lc := &localChart{dir: abs, chart: ch, files: chartFiles(ch)}
+
+	present := map[string]bool{}
+	for _, sub := range ch.Dependencies() {
+		present[sub.Name()] = true
+	}
+	for _, dep := range ch.Metadata.Dependencies {
+		if present[dep.Name] {
+			continue
+		}
+		if !strings.HasPrefix(dep.Repository, fileRepositoryPrefix) {
+			return nil, fieldErr("source_path", fmt.Errorf(
+				"chart '%s': dependency '%s' from '%s' is not in charts/: only file:// dependencies are built; vendor the others with `helm dependency build`",
+				ch.Name(), dep.Name, dep.Repository))
+		}
+		depDir := strings.TrimPrefix(dep.Repository, fileRepositoryPrefix)
+		if !filepath.IsAbs(depDir) {
+			depDir = filepath.Join(abs, depDir)
+		}
+		sub, err := loadLocal(depDir, seen)
+		if err != nil {
+			return nil, fieldErr("source_path", fmt.Errorf("chart '%s': dependency '%s': %w", ch.Name(), dep.Name, err))
+		}
+		if sub.chart.Name() != dep.Name {
+			return nil, fieldErr("source_path", fmt.Errorf("chart '%s': dependency '%s': %s holds chart '%s'", ch.Name(), dep.Name, depDir, sub.chart.Name()))
+		}
+		if dep.Version != "" {
+			c, err := semver.NewConstraint(dep.Version)
+			if err != nil {
+				return nil, fieldErr("source_path", fmt.Errorf("chart '%s': dependency '%s': version constraint '%s': %w", ch.Name(), dep.Name, dep.Version, err))
+			}
+			v, err := semver.NewVersion(sub.chart.Metadata.Version)
+			if err != nil || !c.Check(v) {
+				return nil, fieldErr("source_path", fmt.Errorf("chart '%s': dependency '%s': version '%s' in %s does not match '%s'",
+					ch.Name(), dep.Name, sub.chart.Metadata.Version, depDir, dep.Version))
+			}
+		}
+		data, err := writeArchive(sub.chart.Name(), sub.files)
+		if err != nil {
+			return nil, err
+		}
+		lc.files = append(lc.files, file{
+			name: "charts/" + sub.chart.Name() + "-" + sub.chart.Metadata.Version + ".tgz",
+			data: data,
+		})
+		present[dep.Name] = true
+	}
+	sortFiles(lc.files)
+	return lc, nil
+}
+
+// lookup finds a values file relative to the chart directory, refusing
+// paths that leave it (symbolic links included).
+func (lc *localChart) lookup(p string) ([]byte, bool, error) {
+	if err := checkRelPath(p); err != nil {
+		return nil, false, err
+	}
+	full := filepath.Join(lc.dir, filepath.FromSlash(p))
+	real, err := filepath.EvalSymlinks(full)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	root, err := filepath.EvalSymlinks(lc.dir)
+	if err != nil {
+		return nil, false, err
+	}
+	if rel, err := filepath.Rel(root, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return nil, false, fmt.Errorf("'%s' resolves outside the chart directory", p)
+	}
+	data, err := os.ReadFile(real)
+	if err != nil {
+		return nil, false, err
+	}
+	return data, true, nil
+}
+
+// filesDigest is the sha256 of a file list: names and contents, in order.
+func filesDigest(files []file) string {
+	h := sha256.New()
+	for _, f := range files {
+		sum := sha256.Sum256(f.data)
+		fmt.Fprintf(h, "%s\x00%x\n", f.name, sum)
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+// sourceRevision is the revision of a local source: git HEAD when dir is in
+// a git work tree (`<branch>@sha1:<hex>`, `sha1:<hex>` when detached),
+// otherwise the digest of the chart's files (dependencies included). The
+// second value is the hex part Flux takes the first 12 characters of.
+func sourceRevision(lc *localChart) (rev, hash string) {
+	if rev, hash, ok := gitHead(lc.dir); ok {
+		return rev, hash
+	}
+	d := filesDigest(lc.files)
+	return d, strings.TrimPrefix(d, "sha256:")
+}
+
+// gitHead reads HEAD of the git work tree that holds dir, without a git
+// binary: .git directories and .git files (worktrees, submodules), loose and
+// packed refs.
+func gitHead(dir string) (rev, hash string, ok bool) {
+	gitDir := ""
+	for d := dir; ; {
+		p := filepath.Join(d, ".git")
+		if fi, err := os.Stat(p); err == nil {
+			if fi.IsDir() {
+				gitDir = p
+			} else if data, err := os.ReadFile(p); err == nil {
+				line := strings.TrimSpace(string(data))
+				if g, found := strings.CutPrefix(line, "gitdir:"); found {
+					g = strings.TrimSpace(g)
+					if !filepath.IsAbs(g) {
+						g = filepath.Join(d, g)
+					}
+					gitDir = g
+				}
+			}
+			break
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return "", "", false
+		}
+		d = parent
+	}
+	if gitDir == "" {
+		return "", "", false
+	}
+	head, err := os.ReadFile(filepath.Join(gitDir, "HEAD"))
+	if err != nil {
+		return "", "", false
+	}
+	h := strings.TrimSpace(string(head))
+	ref, isRef := strings.CutPrefix(h, "ref:")
+	if !isRef {
+		if !isHex(h) {
+			return "", "", false
+		}
+		return "sha1:" + h, h, true
+	}
+	ref = strings.TrimSpace(ref)
+	commonDir := gitDir
+	if data, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
+		c := strings.TrimSpace(string(data))
+		if !filepath.IsAbs(c) {
+			c = filepath.Join(gitDir, c)
+		}
+		commonDir = c
+	}
+	sha := ""
+	for _, d := range []string{gitDir, commonDir} {
+		if data, err := os.ReadFile(filepath.Join(d, filepath.FromSlash(ref))); err == nil {
+			sha = strings.TrimSpace(string(data))
+			break
+		}
+	}
+	if sha == "" {
+		sha = packedRef(commonDir, ref)
+	}
+	if !isHex(sha) {
+		// A branch without commits.
+		return "", "", false
+	}
+	branch := strings.TrimPrefix(ref, "refs/heads/")
+	algo := "sha1"
+	if len(sha) == 64 {
+		algo = "sha256"
+	}
+	return branch + "@" + algo + ":" + sha, sha, true
+}
+
+func packedRef(gitDir, ref string) string {
+	f, err := os.Open(filepath.Join(gitDir, "packed-refs"))
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		line := s.Text()
+		if strings.HasPrefix(line, "#") || strings.HasPrefix(line, "^") {
+			continue
+		}
+		if sha, name, ok := strings.Cut(line, " "); ok && name == ref {
+			return sha
+		}
+	}
+	return ""
+}
+
+func isHex(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	_, err := hex.DecodeString(s)
+	return err == nil
+}
