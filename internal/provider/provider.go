@@ -8,12 +8,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/chart"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
 )
 
@@ -60,6 +62,11 @@ func (p *stevedoreProvider) Configure(ctx context.Context, req provider.Configur
 		data.cacheDir = cfg.CacheDir.ValueString()
 	}
 	data.registries = registriesFrom(cfg.Registries)
+	data.indexTTL = chart.DefaultIndexTTL
+	if !cfg.CacheTTL.IsNull() && !cfg.CacheTTL.IsUnknown() {
+		// Validated by the schema.
+		data.indexTTL, _ = time.ParseDuration(cfg.CacheTTL.ValueString())
+	}
 
 	if cfg.hasUnknown() {
 		// Plans go through with unknown computed values; apply configures again
@@ -83,6 +90,7 @@ func (p *stevedoreProvider) Configure(ctx context.Context, req provider.Configur
 func (p *stevedoreProvider) Resources(context.Context) []func() resource.Resource {
 	return []func() resource.Resource{
 		// One line per resource; each resource lives in its own file.
+		NewHelmChartArtifactResource,
 	}
 }
 
@@ -116,7 +124,9 @@ type providerData struct {
 	unknown      bool
 	fieldManager string
 	cacheDir     string
-	registries   []registryCredential
+	// indexTTL is how long a cached repository index is used as is.
+	indexTTL   time.Duration
+	registries []registryCredential
 }
 
 type registryCredential struct {

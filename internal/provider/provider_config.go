@@ -16,6 +16,7 @@ type providerModel struct {
 	Kubernetes   *kubernetesModel `tfsdk:"kubernetes"`
 	Registries   []registryModel  `tfsdk:"registries"`
 	CacheDir     types.String     `tfsdk:"cache_dir"`
+	CacheTTL     types.String     `tfsdk:"repository_cache_ttl"`
 	FieldManager types.String     `tfsdk:"field_manager"`
 }
 
@@ -56,7 +57,7 @@ type registryModel struct {
 // hasUnknown reports whether any value of the configuration is unknown, as it is
 // when the provider is configured from a resource created in the same apply.
 func (m providerModel) hasUnknown() bool {
-	vals := []attr.Value{m.CacheDir, m.FieldManager}
+	vals := []attr.Value{m.CacheDir, m.CacheTTL, m.FieldManager}
 	for _, r := range m.Registries {
 		vals = append(vals, r.URL, r.Username, r.Password)
 	}

@@ -40,6 +40,12 @@ func providerSchema() schema.Schema {
 				Description: "Directory of the chart artifact and repository index cache. Default: the user cache directory + `/stevedore`.",
 				Validators:  []validator.String{stringvalidator.LengthAtLeast(1)},
 			},
+			"repository_cache_ttl": schema.StringAttribute{
+				Optional: true,
+				Description: "How long a Helm repository index or an OCI tag list is used from `cache_dir` without asking the " +
+					"server again, as a Go duration. `0s` revalidates on every plan (a conditional request). Default `5m`.",
+				Validators: []validator.String{durationValidator{}},
+			},
 			"field_manager": schema.StringAttribute{
 				Optional:    true,
 				Description: "Server-side apply field manager of every write, and the manager whose fields drift detection compares. Default `stevedore`.",

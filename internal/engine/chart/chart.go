@@ -271,3 +271,18 @@ func FieldOf(err error) string {
 
 // ErrNotFound marks a version or chart the source does not have.
 var ErrNotFound = errors.New("not found")
+
+// markedError is an error that errors.Is matches against a sentinel
+// without the sentinel's text in its message.
+type markedError struct {
+	err  error
+	mark error
+}
+
+func (m *markedError) Error() string        { return m.err.Error() }
+func (m *markedError) Unwrap() error        { return m.err }
+func (m *markedError) Is(target error) bool { return target == m.mark }
+
+func marked(err, mark error) error { return &markedError{err: err, mark: mark} }
+
+func notFound(err error) error { return marked(err, ErrNotFound) }

@@ -151,7 +151,7 @@ func (e *Engine) buildHTTP(ctx context.Context, spec *Spec) (*Artifact, []byte, 
 		return nil, nil, err
 	}
 	if entry.Version != spec.Version {
-		return nil, nil, fieldErr("version", fmt.Errorf("no '%s' chart with version '%s' found: %w", spec.Chart, spec.Version, ErrNotFound))
+		return nil, nil, fieldErr("version", notFound(fmt.Errorf("no '%s' chart with version '%s' found", spec.Chart, spec.Version)))
 	}
 	client, err := httpClient(spec.Auth)
 	if err != nil {
@@ -262,8 +262,8 @@ func (e *Engine) loadLocalSpec(spec *Spec) (*localChart, error) {
 		}
 		v, err := parseVersion(lc.chart.Metadata.Version)
 		if err != nil || !c.Check(v) {
-			return nil, fieldErr("version", fmt.Errorf("no '%s' chart with version matching '%s' found: %s has version '%s': %w",
-				lc.chart.Name(), spec.Version, spec.SourcePath, lc.chart.Metadata.Version, ErrNotFound))
+			return nil, fieldErr("version", notFound(fmt.Errorf("no '%s' chart with version matching '%s' found: %s has version '%s'",
+				lc.chart.Name(), spec.Version, spec.SourcePath, lc.chart.Metadata.Version)))
 		}
 	}
 	return lc, nil

@@ -65,9 +65,9 @@ func httpClient(auth Auth) (*http.Client, error) {
 func httpStatusError(u string, resp *http.Response) error {
 	switch resp.StatusCode {
 	case http.StatusUnauthorized, http.StatusForbidden:
-		return fmt.Errorf("failed to fetch %s: %s: check username and password: %w", redactURL(u), resp.Status, ErrUnauthorized)
+		return marked(fmt.Errorf("failed to fetch %s: %s: check username and password", redactURL(u), resp.Status), ErrUnauthorized)
 	case http.StatusNotFound:
-		return fmt.Errorf("failed to fetch %s: %s: %w", redactURL(u), resp.Status, ErrNotFound)
+		return notFound(fmt.Errorf("failed to fetch %s: %s", redactURL(u), resp.Status))
 	}
 	return fmt.Errorf("failed to fetch %s: %s", redactURL(u), resp.Status)
 }

@@ -154,7 +154,9 @@ func hashKey(s string) string {
 // request to the repository.
 func (e *Engine) repoIndex(ctx context.Context, repoURL string, auth Auth) (*Index, error) {
 	indexURL := strings.TrimSuffix(repoURL, "/") + "/index.yaml"
-	dir := filepath.Join(e.cacheDir, "index", hashKey(indexURL))
+	// Credentials are part of the key: an index fetched with one set of
+	// credentials is not served to a configuration with others.
+	dir := filepath.Join(e.cacheDir, "index", hashKey(indexURL+"\x00"+auth.Username+"\x00"+auth.Password))
 	unlock := lockFor(dir)
 	defer unlock()
 

@@ -85,7 +85,7 @@ type tagsCache struct {
 // back into `+`), through the same TTL cache as repository indexes.
 func (e *Engine) ociTags(ctx context.Context, repo ociRepo, name string, auth Auth) ([]string, error) {
 	ref := repo.chartRef(name)
-	path := filepath.Join(e.cacheDir, "oci-tags", hashKey(ref)+".json")
+	path := filepath.Join(e.cacheDir, "oci-tags", hashKey(ref+"\x00"+auth.Username+"\x00"+auth.Password)+".json")
 	unlock := lockFor(path)
 	defer unlock()
 	if data, err := os.ReadFile(path); err == nil && e.ttl > 0 {
@@ -162,9 +162,9 @@ func ociError(err error) error {
 	switch {
 	case strings.Contains(msg, "401") || strings.Contains(msg, "403") ||
 		strings.Contains(strings.ToLower(msg), "unauthorized") || strings.Contains(strings.ToLower(msg), "denied"):
-		return fmt.Errorf("%w: %w", ErrUnauthorized, err)
+		return marked(err, ErrUnauthorized)
 	case strings.Contains(msg, "not found") || strings.Contains(msg, "404"):
-		return fmt.Errorf("%w: %w", ErrNotFound, err)
+		return notFound(err)
 	}
 	return err
 }

@@ -44,7 +44,7 @@ func constraintFor(ver string) (*semver.Constraints, error) {
 // build metadata only) ordered by their `created` time, newest first.
 func selectEntry(name string, entries []Entry, ver string) (*Entry, error) {
 	if len(entries) == 0 {
-		return nil, fmt.Errorf("no chart name found: no '%s' chart in the repository index: %w", name, ErrNotFound)
+		return nil, notFound(fmt.Errorf("no '%s' chart in the repository index", name))
 	}
 	if ver != "" {
 		for i := range entries {
@@ -77,7 +77,7 @@ func selectEntry(name string, entries []Entry, ver string) (*Entry, error) {
 		}
 	}
 	if best == nil {
-		return nil, fmt.Errorf("no '%s' chart with version matching '%s' found: %w", name, ver, ErrNotFound)
+		return nil, notFound(fmt.Errorf("no '%s' chart with version matching '%s' found", name, ver))
 	}
 	return best, nil
 }
@@ -91,7 +91,7 @@ func selectTag(name string, tags []string, ver string) (string, error) {
 		entries[i] = Entry{Version: t}
 	}
 	if len(entries) == 0 {
-		return "", fmt.Errorf("unable to locate any tags in repository of chart '%s': %w", name, ErrNotFound)
+		return "", notFound(fmt.Errorf("unable to locate any tags in repository of chart '%s'", name))
 	}
 	e, err := selectEntry(name, entries, ver)
 	if err != nil {

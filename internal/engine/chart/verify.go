@@ -70,7 +70,7 @@ func verifyCosign(ctx context.Context, v *Verify, ref string, plainHTTP bool, au
 				errs = append(errs, fmt.Errorf("public_keys[%d]: %w", i, err))
 			}
 		}
-		return fieldErr("verify", fmt.Errorf("no matching signatures were found for '%s': %w: %w", ref, ErrVerification, errors.Join(errs...)))
+		return fieldErr("verify", marked(fmt.Errorf("no matching signatures were found for '%s': %w", ref, errors.Join(errs...)), ErrVerification))
 	}
 
 	if len(v.Identities) == 0 {
@@ -103,7 +103,7 @@ func verifyCosign(ctx context.Context, v *Verify, ref string, plainHTTP bool, au
 	}
 	checked, _, err := cosign.VerifyImageSignatures(ctx, r, &co)
 	if err != nil || len(checked) == 0 {
-		return fieldErr("verify", fmt.Errorf("no matching signatures were found for '%s': %w: %v", ref, ErrVerification, err))
+		return fieldErr("verify", marked(fmt.Errorf("no matching signatures were found for '%s': %v", ref, err), ErrVerification))
 	}
 	return nil
 }

@@ -1,0 +1,485 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/chart"
+)
+
+// NewHelmChartArtifactResource is the stevedore_helmchart_artifact resource.
+func NewHelmChartArtifactResource() resource.Resource { return &helmChartArtifactResource{} }
+
+type helmChartArtifactResource struct {
+	data *providerData
+}
+
+var (
+	_ resource.ResourceWithConfigure      = (*helmChartArtifactResource)(nil)
+	_ resource.ResourceWithModifyPlan     = (*helmChartArtifactResource)(nil)
+	_ resource.ResourceWithValidateConfig = (*helmChartArtifactResource)(nil)
+)
+
+type helmChartArtifactModel struct {
+	ID                       types.String `tfsdk:"id"`
+	Repository               types.String `tfsdk:"repository"`
+	SourcePath               types.String `tfsdk:"source_path"`
+	Chart                    types.String `tfsdk:"chart"`
+	Version                  types.String `tfsdk:"version"`
+	ValuesFiles              types.List   `tfsdk:"values_files"`
+	IgnoreMissingValuesFiles types.Bool   `tfsdk:"ignore_missing_values_files"`
+	ReconcileStrategy        types.String `tfsdk:"reconcile_strategy"`
+	Username                 types.String `tfsdk:"username"`
+	Password                 types.String `tfsdk:"password"`
+	CAPEM                    types.String `tfsdk:"ca_pem"`
+	CertPEM                  types.String `tfsdk:"cert_pem"`
+	KeyPEM                   types.String `tfsdk:"key_pem"`
+	InsecureSkipTLSVerify    types.Bool   `tfsdk:"insecure_skip_tls_verify"`
+	Insecure                 types.Bool   `tfsdk:"insecure"`
+	PassCredentials          types.Bool   `tfsdk:"pass_credentials"`
+	Verify                   *verifyModel `tfsdk:"verify"`
+
+	ChartName           types.String `tfsdk:"chart_name"`
+	ChartVersion        types.String `tfsdk:"chart_version"`
+	AppVersion          types.String `tfsdk:"app_version"`
+	Revision            types.String `tfsdk:"revision"`
+	Digest              types.String `tfsdk:"digest"`
+	Size                types.Int64  `tfsdk:"size"`
+	Path                types.String `tfsdk:"path"`
+	URL                 types.String `tfsdk:"url"`
+	ObservedValuesFiles types.List   `tfsdk:"observed_values_files"`
+	Verified            types.Bool   `tfsdk:"verified"`
+	SourceRevision      types.String `tfsdk:"source_revision"`
+}
+
+type verifyModel struct {
+	Provider          types.String    `tfsdk:"provider"`
+	PublicKeys        types.List      `tfsdk:"public_keys"`
+	MatchOIDCIdentity []identityModel `tfsdk:"match_oidc_identity"`
+}
+
+type identityModel struct {
+	Issuer  types.String `tfsdk:"issuer"`
+	Subject types.String `tfsdk:"subject"`
+}
+
+func (r *helmChartArtifactResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_helmchart_artifact"
+}
+
+func (r *helmChartArtifactResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = helmChartArtifactSchema()
+}
+
+func (r *helmChartArtifactResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	if req.ProviderData == nil {
+		return
+	}
+	data, ok := req.ProviderData.(*providerData)
+	if !ok {
+		resp.Diagnostics.AddError("Unexpected provider data", fmt.Sprintf("got %T", req.ProviderData))
+		return
+	}
+	r.data = data
+}
+
+func (r *helmChartArtifactResource) engine() *chart.Engine {
+	return chart.New(chart.Options{CacheDir: r.data.cacheDir, IndexTTL: r.data.indexTTL})
+}
+
+// ValidateConfig checks what the attribute validators cannot see alone.
+func (r *helmChartArtifactResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	var m helmChartArtifactModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	repoKnown := !m.Repository.IsNull() && !m.Repository.IsUnknown()
+	if repoKnown && m.Chart.IsNull() {
+		resp.Diagnostics.AddAttributeError(path.Root("chart"), "Missing chart name",
+			"chart is required with repository: the name of the chart in "+m.Repository.ValueString())
+	}
+	if repoKnown && m.ReconcileStrategy.ValueString() == chart.StrategyRevision {
+		resp.Diagnostics.AddAttributeError(path.Root("reconcile_strategy"), "Invalid reconcile strategy",
+			"Revision applies to source_path only: a repository chart's revision is its version")
+	}
+	if repoKnown && strings.HasPrefix(m.Repository.ValueString(), "oci://") {
+		rest := strings.TrimPrefix(m.Repository.ValueString(), "oci://")
+		if i := strings.Index(rest, "/"); i >= 0 && strings.ContainsAny(rest[i:], ":@") {
+			resp.Diagnostics.AddAttributeError(path.Root("repository"), "Invalid OCI repository",
+				"the repository must not carry a tag or digest: put the chart name in chart and the version in version")
+		}
+	}
+	if v := m.Verify; v != nil {
+		if repoKnown && !strings.HasPrefix(m.Repository.ValueString(), "oci://") {
+			resp.Diagnostics.AddAttributeError(path.Root("verify"), "Nothing to verify",
+				"Helm repositories (https://) serve no signatures stevedore can verify; cosign verification needs an oci:// repository")
+		}
+		if !m.SourcePath.IsNull() {
+			resp.Diagnostics.AddAttributeError(path.Root("verify"), "Nothing to verify",
+				"a local chart directory carries no signature; cosign verification needs an oci:// repository")
+		}
+		if v.PublicKeys.IsNull() && v.MatchOIDCIdentity == nil {
+			resp.Diagnostics.AddAttributeError(path.Root("verify"), "Incomplete verification",
+				"set public_keys, or match_oidc_identity for keyless verification")
+		}
+	}
+}
+
+// specFrom builds the engine spec of a configuration; ok is false when a
+// value it needs is unknown.
+func (r *helmChartArtifactResource) specFrom(ctx context.Context, m *helmChartArtifactModel) (chart.Spec, bool, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	vals := []attr.Value{m.Repository, m.SourcePath, m.Chart, m.Version, m.ValuesFiles, m.IgnoreMissingValuesFiles,
+		m.ReconcileStrategy, m.Username, m.Password, m.CAPEM, m.CertPEM, m.KeyPEM, m.InsecureSkipTLSVerify, m.Insecure, m.PassCredentials}
+	if v := m.Verify; v != nil {
+		vals = append(vals, v.Provider, v.PublicKeys)
+		for _, id := range v.MatchOIDCIdentity {
+			vals = append(vals, id.Issuer, id.Subject)
+		}
+	}
+	for _, v := range vals {
+		if v.IsUnknown() {
+			return chart.Spec{}, false, nil
+		}
+	}
+	var valuesFiles []string
+	if !m.ValuesFiles.IsNull() {
+		diags.Append(m.ValuesFiles.ElementsAs(ctx, &valuesFiles, false)...)
+	}
+	spec := chart.Spec{
+		Repository:               m.Repository.ValueString(),
+		SourcePath:               m.SourcePath.ValueString(),
+		Chart:                    m.Chart.ValueString(),
+		Version:                  m.Version.ValueString(),
+		ValuesFiles:              valuesFiles,
+		IgnoreMissingValuesFiles: m.IgnoreMissingValuesFiles.ValueBool(),
+		ReconcileStrategy:        m.ReconcileStrategy.ValueString(),
+		Insecure:                 m.Insecure.ValueBool(),
+		Auth: chart.Auth{
+			Username:              m.Username.ValueString(),
+			Password:              m.Password.ValueString(),
+			CAPEM:                 []byte(m.CAPEM.ValueString()),
+			CertPEM:               []byte(m.CertPEM.ValueString()),
+			KeyPEM:                []byte(m.KeyPEM.ValueString()),
+			InsecureSkipTLSVerify: m.InsecureSkipTLSVerify.ValueBool(),
+			PassCredentials:       m.PassCredentials.ValueBool(),
+		},
+	}
+	if spec.Auth.Username == "" && spec.Auth.Password == "" && spec.Repository != "" && r.data != nil {
+		if c, ok := registryFor(r.data.registries, spec.Repository); ok {
+			spec.Auth.Username, spec.Auth.Password = c.Username, c.Password
+		}
+	}
+	if v := m.Verify; v != nil {
+		spec.Verify = &chart.Verify{Provider: v.Provider.ValueString()}
+		if spec.Verify.Provider == "" {
+			spec.Verify.Provider = "cosign"
+		}
+		var keys []string
+		if !v.PublicKeys.IsNull() {
+			diags.Append(v.PublicKeys.ElementsAs(ctx, &keys, false)...)
+		}
+		for _, k := range keys {
+			spec.Verify.PublicKeys = append(spec.Verify.PublicKeys, []byte(k))
+		}
+		for _, id := range v.MatchOIDCIdentity {
+			spec.Verify.Identities = append(spec.Verify.Identities, chart.Identity{Issuer: id.Issuer.ValueString(), Subject: id.Subject.ValueString()})
+		}
+	}
+	return spec, true, diags
+}
+
+// registryFor returns the provider-level credentials whose URL is the
+// longest prefix of repository.
+func registryFor(list []registryCredential, repository string) (registryCredential, bool) {
+	var best registryCredential
+	found := false
+	for _, c := range list {
+		prefix := strings.TrimSuffix(c.URL, "/")
+		if repository != prefix && !strings.HasPrefix(repository, prefix+"/") {
+			continue
+		}
+		if !found || len(prefix) > len(strings.TrimSuffix(best.URL, "/")) {
+			best, found = c, true
+		}
+	}
+	return best, found
+}
+
+// engineDiag turns an engine error into a diagnostic on the attribute it is
+// about.
+func engineDiag(summary string, err error) diag.Diagnostic {
+	field := chart.FieldOf(err)
+	if field == "" {
+		return diag.NewErrorDiagnostic(summary, err.Error())
+	}
+	return diag.NewAttributeErrorDiagnostic(path.Root(field), summary, err.Error())
+}
+
+func sourceID(spec chart.Spec) string {
+	if spec.SourcePath != "" {
+		if spec.Chart != "" {
+			return spec.SourcePath + "#" + spec.Chart
+		}
+		return spec.SourcePath
+	}
+	return strings.TrimSuffix(spec.Repository, "/") + "/" + spec.Chart
+}
+
+// ModifyPlan resolves the version constraint, so that the plan shows the
+// version an apply will fetch: unchanged configuration and version (and the
+// artifact still in the cache) plan nothing; a new version in range plans
+// chart_version "old" -> "new" with the artifact's attributes unknown.
+func (r *helmChartArtifactResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() || r.data == nil || r.data.unknown {
+		return
+	}
+	var plan helmChartArtifactModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	spec, known, diags := r.specFrom(ctx, &plan)
+	resp.Diagnostics.Append(diags...)
+	if !known || resp.Diagnostics.HasError() {
+		return
+	}
+	e := r.engine()
+	resolved, err := e.Resolve(ctx, spec)
+	if err != nil {
+		resp.Diagnostics.Append(engineDiag("Cannot resolve the chart version", fmt.Errorf("helmchart_artifact %s: %w", sourceID(spec), err)))
+		return
+	}
+
+	var state *helmChartArtifactModel
+	if !req.State.Raw.IsNull() {
+		state = &helmChartArtifactModel{}
+		resp.Diagnostics.Append(req.State.Get(ctx, state)...)
+		if resp.Diagnostics.HasError() {
+			return
+		}
+	}
+
+	if state != nil && !inputsChanged(&plan, state) &&
+		state.ChartVersion.ValueString() == resolved.Version &&
+		(spec.SourcePath == "" || state.Revision.ValueString() == resolved.Revision) &&
+		e.Present(state.Path.ValueString(), state.Digest.ValueString()) {
+		// Nothing to do: keep what the state has.
+		plan.copyComputed(state)
+		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+		return
+	}
+
+	plan.ID = types.StringValue(sourceID(spec))
+	plan.ChartName = types.StringValue(resolved.ChartName)
+	plan.ChartVersion = types.StringValue(resolved.Version)
+	plan.AppVersion = types.StringUnknown()
+	if resolved.AppVersion != "" {
+		plan.AppVersion = types.StringValue(resolved.AppVersion)
+	}
+	plan.Revision = types.StringUnknown()
+	if resolved.Revision != "" {
+		plan.Revision = types.StringValue(resolved.Revision)
+	}
+	plan.SourceRevision = types.StringNull()
+	if spec.SourcePath != "" {
+		plan.SourceRevision = types.StringValue(resolved.SourceRevision)
+	}
+	plan.Digest = types.StringUnknown()
+	plan.Size = types.Int64Unknown()
+	plan.Path = types.StringUnknown()
+	plan.URL = types.StringUnknown()
+	plan.ObservedValuesFiles = types.ListUnknown(types.StringType)
+	plan.Verified = types.BoolUnknown()
+	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+}
+
+// inputsChanged reports whether any configured attribute differs between
+// plan and state.
+func inputsChanged(plan, state *helmChartArtifactModel) bool {
+	pairs := [][2]attr.Value{
+		{plan.Repository, state.Repository}, {plan.SourcePath, state.SourcePath}, {plan.Chart, state.Chart},
+		{plan.Version, state.Version}, {plan.ValuesFiles, state.ValuesFiles},
+		{plan.IgnoreMissingValuesFiles, state.IgnoreMissingValuesFiles}, {plan.ReconcileStrategy, state.ReconcileStrategy},
+		{plan.Username, state.Username}, {plan.Password, state.Password}, {plan.CAPEM, state.CAPEM},
+		{plan.CertPEM, state.CertPEM}, {plan.KeyPEM, state.KeyPEM}, {plan.InsecureSkipTLSVerify, state.InsecureSkipTLSVerify},
+		{plan.Insecure, state.Insecure}, {plan.PassCredentials, state.PassCredentials},
+	}
+	for _, p := range pairs {
+		if !p[0].Equal(p[1]) {
+			return true
+		}
+	}
+	if (plan.Verify == nil) != (state.Verify == nil) {
+		return true
+	}
+	if plan.Verify != nil {
+		pv, sv := plan.Verify, state.Verify
+		if !pv.Provider.Equal(sv.Provider) || !pv.PublicKeys.Equal(sv.PublicKeys) || len(pv.MatchOIDCIdentity) != len(sv.MatchOIDCIdentity) {
+			return true
+		}
+		for i := range pv.MatchOIDCIdentity {
+			if !pv.MatchOIDCIdentity[i].Issuer.Equal(sv.MatchOIDCIdentity[i].Issuer) || !pv.MatchOIDCIdentity[i].Subject.Equal(sv.MatchOIDCIdentity[i].Subject) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (m *helmChartArtifactModel) copyComputed(from *helmChartArtifactModel) {
+	m.ID = from.ID
+	m.ChartName, m.ChartVersion, m.AppVersion, m.Revision = from.ChartName, from.ChartVersion, from.AppVersion, from.Revision
+	m.Digest, m.Size, m.Path, m.URL = from.Digest, from.Size, from.Path, from.URL
+	m.ObservedValuesFiles, m.Verified, m.SourceRevision = from.ObservedValuesFiles, from.Verified, from.SourceRevision
+}
+
+// setArtifact fills the computed attributes from a built artifact.
+func (m *helmChartArtifactModel) setArtifact(id string, a *chart.Artifact) diag.Diagnostics {
+	m.ID = types.StringValue(id)
+	m.ChartName = types.StringValue(a.ChartName)
+	m.ChartVersion = types.StringValue(a.Version)
+	m.AppVersion = types.StringValue(a.AppVersion)
+	m.Revision = types.StringValue(a.Revision)
+	m.Digest = types.StringValue(a.Digest)
+	m.Size = types.Int64Value(a.Size)
+	m.Path = types.StringValue(a.Path)
+	m.URL = types.StringValue(a.URL)
+	m.Verified = types.BoolValue(a.Verified)
+	m.SourceRevision = types.StringNull()
+	if a.SourceRevision != "" {
+		m.SourceRevision = types.StringValue(a.SourceRevision)
+	}
+	observed := a.ObservedValuesFiles
+	if observed == nil {
+		observed = []string{}
+	}
+	list, diags := types.ListValueFrom(context.Background(), types.StringType, observed)
+	m.ObservedValuesFiles = list
+	return diags
+}
+
+func (r *helmChartArtifactResource) build(ctx context.Context, m *helmChartArtifactModel, diags *diag.Diagnostics) {
+	if r.data == nil || r.data.unknown {
+		diags.AddError("Provider not configured", "the provider configuration is not known yet")
+		return
+	}
+	spec, known, d := r.specFrom(ctx, m)
+	diags.Append(d...)
+	if diags.HasError() {
+		return
+	}
+	if !known {
+		diags.AddError("Unknown configuration", "helmchart_artifact: a configuration value is still unknown at apply")
+		return
+	}
+	version := m.ChartVersion.ValueString()
+	if m.ChartVersion.IsUnknown() || version == "" {
+		// Planned without resolution (unknown inputs at plan time): resolve now.
+		resolved, err := r.engine().Resolve(ctx, spec)
+		if err != nil {
+			diags.Append(engineDiag("Cannot resolve the chart version", fmt.Errorf("helmchart_artifact %s: %w", sourceID(spec), err)))
+			return
+		}
+		version = resolved.Version
+	}
+	plannedRevision := m.Revision
+	a, err := r.engine().Build(ctx, spec, version)
+	if err != nil {
+		diags.Append(engineDiag("Cannot build the chart artifact", fmt.Errorf("helmchart_artifact %s: %w", sourceID(spec), err)))
+		return
+	}
+	if !plannedRevision.IsUnknown() && !plannedRevision.IsNull() && plannedRevision.ValueString() != a.Revision {
+		diags.AddAttributeError(path.Root("revision"), "Chart changed since the plan",
+			fmt.Sprintf("helmchart_artifact %s: planned revision %s, built %s: the source changed between plan and apply; plan again",
+				sourceID(spec), plannedRevision.ValueString(), a.Revision))
+		return
+	}
+	diags.Append(m.setArtifact(sourceID(spec), a)...)
+}
+
+func (r *helmChartArtifactResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var m helmChartArtifactModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	r.build(ctx, &m, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+func (r *helmChartArtifactResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var m helmChartArtifactModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	// On failure the prior state stays as it was (the framework keeps it).
+	r.build(ctx, &m, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+// Read checks that the artifact is still in the cache. When the file is gone
+// (a fresh CI runner, a cleaned cache) it is built again silently if the
+// result has the same digest; otherwise the path is cleared so that the plan
+// shows the artifact being built again.
+func (r *helmChartArtifactResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var m helmChartArtifactModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() || r.data == nil || r.data.unknown {
+		return
+	}
+	e := r.engine()
+	if e.Present(m.Path.ValueString(), m.Digest.ValueString()) {
+		return
+	}
+	spec, known, diags := r.specFrom(ctx, &m)
+	resp.Diagnostics.Append(diags...)
+	if !known || resp.Diagnostics.HasError() || m.ChartVersion.ValueString() == "" {
+		return
+	}
+	a, err := e.Build(ctx, spec, m.ChartVersion.ValueString())
+	switch {
+	case err != nil:
+		resp.Diagnostics.AddWarning("Chart artifact missing from the cache",
+			fmt.Sprintf("helmchart_artifact %s: %s is gone and cannot be fetched again: %v", sourceID(spec), m.Path.ValueString(), err))
+		m.Path = types.StringValue("")
+	case a.Digest != m.Digest.ValueString():
+		resp.Diagnostics.AddWarning("Chart artifact changed",
+			fmt.Sprintf("helmchart_artifact %s: %s was gone; fetched again, %s %s has digest %s, not %s as recorded",
+				sourceID(spec), m.Path.ValueString(), a.ChartName, a.Revision, a.Digest, m.Digest.ValueString()))
+		m.Path = types.StringValue("")
+	default:
+		// The same bytes: the cache directory may differ from the one the
+		// state was written with.
+		m.Path = types.StringValue(a.Path)
+		m.URL = types.StringValue(a.URL)
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+func (r *helmChartArtifactResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var m helmChartArtifactModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() || r.data == nil {
+		return
+	}
+	if err := r.engine().Remove(m.Path.ValueString()); err != nil && !errors.Is(err, context.Canceled) {
+		resp.Diagnostics.AddWarning("Cannot remove the chart artifact", fmt.Sprintf("%s: %v", m.Path.ValueString(), err))
+	}
+}

@@ -1,0 +1,227 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/chart"
+)
+
+func helmChartArtifactSchema() schema.Schema {
+	optStr := func(desc string) schema.StringAttribute {
+		return schema.StringAttribute{Optional: true, Description: desc, Validators: []validator.String{stringvalidator.LengthAtLeast(1)}}
+	}
+	computedStr := func(desc string) schema.StringAttribute {
+		return schema.StringAttribute{Computed: true, Description: desc}
+	}
+	return schema.Schema{
+		Description: "A Helm chart fetched from a Helm repository, an OCI registry or a local directory, with values files " +
+			"merged in and its signature verified, stored in the provider's content-addressed `cache_dir`. The semantics are " +
+			"those of Flux's HelmChart: the version constraint is resolved at plan time, so a new chart version in range shows " +
+			"in the plan as a change of `chart_version`.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{
+				Computed:      true,
+				Description:   "The chart source and name.",
+				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"repository": schema.StringAttribute{
+				Optional: true,
+				Description: "Helm repository (`https://...`) or OCI registry repository (`oci://host/path`, without the chart " +
+					"name, tag or digest). Exactly one of `repository` and `source_path`.",
+				Validators: []validator.String{
+					stringvalidator.RegexMatches(regexp.MustCompile(`^(https?|oci)://[^\s]+$`), "must be an http://, https:// or oci:// URL"),
+					stringvalidator.ExactlyOneOf(path.MatchRoot("source_path")),
+				},
+			},
+			"source_path": schema.StringAttribute{
+				Optional: true,
+				Description: "Local chart directory. `file://` dependencies are built into `charts/` as `helm dependency build` " +
+					"does; `.helmignore` is honoured.",
+				Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
+			},
+			"chart": schema.StringAttribute{
+				Optional: true,
+				Description: "Chart name in the repository; required with `repository`. With `source_path` it is optional and " +
+					"must match the name in Chart.yaml.",
+				Validators: []validator.String{
+					stringvalidator.RegexMatches(regexp.MustCompile(`^[^/\\\s]+$`), "must be a chart name, not a path"),
+				},
+			},
+			"version": schema.StringAttribute{
+				Optional: true,
+				Computed: true,
+				Default:  stringdefault.StaticString("*"),
+				Description: "Semver version constraint (`1.x`, `~6.5.0`, `>=1.0.0 <2.0.0`). An exact match wins; otherwise the " +
+					"highest version in range, and `*` (the default) is the highest stable version (no prereleases).",
+				Validators: []validator.String{constraintValidator{}},
+			},
+			"values_files": schema.ListAttribute{
+				Optional:    true,
+				ElementType: types.StringType,
+				Description: "Values files merged in order, the last one winning, and packaged as the chart's values.yaml. For a " +
+					"repository chart they are files of the chart (`values.yaml` is its own values); for `source_path` they are " +
+					"relative to the directory.",
+				Validators: []validator.List{listvalidator.ValueStringsAre(stringvalidator.LengthAtLeast(1))},
+			},
+			"ignore_missing_values_files": schema.BoolAttribute{
+				Optional:    true,
+				Computed:    true,
+				Default:     booldefault.StaticBool(false),
+				Description: "Skip values files that do not exist instead of failing.",
+			},
+			"reconcile_strategy": schema.StringAttribute{
+				Optional: true,
+				Computed: true,
+				Default:  stringdefault.StaticString(chart.StrategyChartVersion),
+				Description: "For `source_path`: `ChartVersion` (default) builds a new artifact when the chart version changes; " +
+					"`Revision` also when the source changes, and appends the first 12 characters of the source revision to " +
+					"the version (`1.0.0+<rev>`).",
+				Validators: []validator.String{stringvalidator.OneOf(chart.StrategyChartVersion, chart.StrategyRevision)},
+			},
+			"username": optStr("Repository user name. Without `username` and `password`, the provider's `registries` entry for the repository applies."),
+			"password": schema.StringAttribute{Optional: true, Sensitive: true, Description: "Repository password or token."},
+			"ca_pem":   optStr("PEM CA bundle trusted on top of the system roots."),
+			"cert_pem": optStr("PEM client certificate for mutual TLS."),
+			"key_pem":  schema.StringAttribute{Optional: true, Sensitive: true, Description: "PEM private key of `cert_pem`."},
+			"insecure_skip_tls_verify": schema.BoolAttribute{
+				Optional:    true,
+				Description: "Do not verify the repository's TLS certificate.",
+			},
+			"insecure": schema.BoolAttribute{
+				Optional:    true,
+				Description: "Speak plain HTTP to an OCI registry (Flux's `insecure`). Loopback registries (`localhost`, `127.0.0.1`) always are.",
+			},
+			"pass_credentials": schema.BoolAttribute{
+				Optional:    true,
+				Description: "Send the credentials to chart URLs on another host than the repository's.",
+			},
+
+			"chart_name":    computedStr("Name of the chart, from Chart.yaml."),
+			"chart_version": computedStr("Version the constraint resolved to. Known at plan time: a new version in range shows as a change."),
+			"app_version":   computedStr("appVersion of the chart."),
+			"revision": computedStr("Artifact revision: the chart version; with values files, `+` and the first 12 hex characters of " +
+				"the sha256 of the merged values; with `reconcile_strategy = \"Revision\"`, `+` and the first 12 characters of the source revision."),
+			"digest": computedStr("`sha256:<hex>` of the chart archive."),
+			"size":   schema.Int64Attribute{Computed: true, Description: "Size of the chart archive in bytes."},
+			"path":   computedStr("Path of the chart archive in the cache, `<chart>-<revision>.tgz`."),
+			"url":    computedStr("`file://` URL of the chart archive."),
+			"observed_values_files": schema.ListAttribute{
+				Computed:    true,
+				ElementType: types.StringType,
+				Description: "Values files that were merged, in order.",
+			},
+			"verified": schema.BoolAttribute{Computed: true, Description: "True when a signature was checked and matched."},
+			"source_revision": computedStr("Revision of a `source_path`: `<branch>@sha1:<hex>` of git HEAD when the directory is in a " +
+				"git work tree, otherwise `sha256:<hex>` of the chart's files. Null for repositories."),
+		},
+		Blocks: map[string]schema.Block{
+			"verify": schema.SingleNestedBlock{
+				Description: "Verify the chart's cosign signature (OCI charts only: Helm repositories have no signatures to " +
+					"verify). With `public_keys`, offline and any key that verifies passes; without, keyless against " +
+					"`match_oidc_identity` through Fulcio and Rekor. A failed verification stores nothing.",
+				Attributes: map[string]schema.Attribute{
+					"provider": schema.StringAttribute{
+						Optional:    true,
+						Description: "Verification provider; `cosign`, the only one, when omitted.",
+						Validators:  []validator.String{stringvalidator.OneOf("cosign")},
+					},
+					"public_keys": schema.ListAttribute{
+						Optional:    true,
+						ElementType: types.StringType,
+						Description: "PEM cosign public keys, tried in turn.",
+						Validators: []validator.List{
+							listvalidator.SizeAtLeast(1),
+							listvalidator.ConflictsWith(path.MatchRoot("verify").AtName("match_oidc_identity")),
+						},
+					},
+					"match_oidc_identity": schema.ListNestedAttribute{
+						Optional:    true,
+						Description: "Keyless identities; any one that matches passes.",
+						Validators:  []validator.List{listvalidator.SizeAtLeast(1)},
+						NestedObject: schema.NestedAttributeObject{
+							Attributes: map[string]schema.Attribute{
+								"issuer": schema.StringAttribute{
+									Required:    true,
+									Description: "Go regular expression the OIDC issuer must match.",
+									Validators:  []validator.String{regexpValidator{}},
+								},
+								"subject": schema.StringAttribute{
+									Required:    true,
+									Description: "Go regular expression the certificate subject must match.",
+									Validators:  []validator.String{regexpValidator{}},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+// constraintValidator rejects malformed semver constraints at validate time.
+type constraintValidator struct{}
+
+func (constraintValidator) Description(context.Context) string {
+	return "must be a semver version or constraint"
+}
+func (v constraintValidator) MarkdownDescription(ctx context.Context) string {
+	return v.Description(ctx)
+}
+func (constraintValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	if err := chart.ValidateConstraint(req.ConfigValue.ValueString()); err != nil {
+		resp.Diagnostics.AddAttributeError(req.Path, "Invalid version constraint", err.Error())
+	}
+}
+
+type regexpValidator struct{}
+
+func (regexpValidator) Description(context.Context) string { return "must be a Go regular expression" }
+func (v regexpValidator) MarkdownDescription(ctx context.Context) string {
+	return v.Description(ctx)
+}
+func (regexpValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	if _, err := regexp.Compile(req.ConfigValue.ValueString()); err != nil {
+		resp.Diagnostics.AddAttributeError(req.Path, "Invalid regular expression", err.Error())
+	}
+}
+
+// durationValidator checks a Go duration of zero or more.
+type durationValidator struct{}
+
+func (durationValidator) Description(context.Context) string {
+	return "must be a Go duration such as 30s, 5m or 1h"
+}
+func (v durationValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+func (v durationValidator) ValidateString(ctx context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	d, err := time.ParseDuration(req.ConfigValue.ValueString())
+	if err == nil && d < 0 {
+		err = fmt.Errorf("%s is negative", d)
+	}
+	if err != nil {
+		resp.Diagnostics.AddAttributeError(req.Path, "Invalid duration", v.Description(ctx)+": "+err.Error())
+	}
+}

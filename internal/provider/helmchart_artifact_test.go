@@ -1,0 +1,529 @@
+package provider
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	"helm.sh/helm/v3/pkg/chart/loader"
+
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/chart/charttest"
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
+)
+
+const artifactAddr = "stevedore_helmchart_artifact.podinfo"
+
+func podinfoSrc() string { return filepath.Join(testenv.ChartsDir(), "podinfo") }
+
+func startTestRepo(t *testing.T, opts testenv.HelmRepoOptions, versions ...string) *testenv.HelmRepo {
+	t.Helper()
+	r, err := testenv.StartHelmRepo(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Close)
+	for _, v := range versions {
+		if err := r.PublishDir(podinfoSrc(), v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return r
+}
+
+// hcl quotes s for a configuration, heredoc-free.
+func hcl(s string) string { return strconv.Quote(s) }
+
+// artifactFileMatches checks that the state's path holds bytes with the
+// state's digest and size, and that url is the file URL of path.
+func artifactFileMatches(addr string) resource.TestCheckFunc {
+	return func(s *terraform.State) error {
+		rs, ok := s.RootModule().Resources[addr]
+		if !ok {
+			return fmt.Errorf("%s not in state", addr)
+		}
+		a := rs.Primary.Attributes
+		data, err := os.ReadFile(a["path"])
+		if err != nil {
+			return fmt.Errorf("artifact file: %w", err)
+		}
+		sum := sha256.Sum256(data)
+		if want := "sha256:" + hex.EncodeToString(sum[:]); a["digest"] != want {
+			return fmt.Errorf("digest %s, file has %s", a["digest"], want)
+		}
+		if a["size"] != strconv.Itoa(len(data)) {
+			return fmt.Errorf("size %s, file has %d bytes", a["size"], len(data))
+		}
+		if a["url"] != "file://"+a["path"] {
+			return fmt.Errorf("url %s for path %s", a["url"], a["path"])
+		}
+		if want := a["chart_name"] + "-" + a["revision"] + ".tgz"; filepath.Base(a["path"]) != want {
+			return fmt.Errorf("file name %s, want %s", filepath.Base(a["path"]), want)
+		}
+		return nil
+	}
+}
+
+// dynamic is a value a PreConfig sets and a later check compares with.
+type dynamic struct{ v atomic.Value }
+
+func (d *dynamic) set(s string) { d.v.Store(s) }
+func (d *dynamic) get() string  { s, _ := d.v.Load().(string); return s }
+func (d *dynamic) check() knownvalue.Check {
+	return knownvalue.StringFunc(func(v string) error {
+		if v != d.get() {
+			return fmt.Errorf("got %q, want %q", v, d.get())
+		}
+		return nil
+	})
+}
+
+// TestAccHelmChartArtifact_httpRepository runs against a repository with
+// basic auth and TLS: the constraint resolves to the highest version in
+// range; a version published later shows in the next plan as exactly that
+// chart_version (known) with the artifact unknown, and apply fetches it; a
+// second plan within the TTL sends no request at all; deleting the cache
+// gives an empty plan and the file back after refresh.
+func TestAccHelmChartArtifact_httpRepository(t *testing.T) {
+	repo := startTestRepo(t, testenv.HelmRepoOptions{Username: "stevedore", Password: "s3cret", TLS: true}, "1.0.0", "1.1.0", "2.0.0", "1.9.0-rc.1")
+	cacheDir := t.TempDir()
+	var patch atomic.Int32
+	want := &dynamic{}
+	publishNext := func() {
+		v := fmt.Sprintf("1.2.%d", patch.Add(1))
+		if err := repo.PublishDir(podinfoSrc(), v); err != nil {
+			t.Error(err)
+		}
+		want.set(v)
+	}
+	config := func(ttl string) string {
+		return providerBlock(fmt.Sprintf("cache_dir = %s\nrepository_cache_ttl = %q", hcl(cacheDir), ttl)) + fmt.Sprintf(`
+resource "stevedore_helmchart_artifact" "podinfo" {
+  repository = %s
+  chart      = "podinfo"
+  version    = "1.x"
+  username   = "stevedore"
+  password   = "s3cret"
+  ca_pem     = %s
+}
+`, hcl(repo.URL()), hcl(string(repo.CAPEM())))
+	}
+
+	accTest(t, resource.TestCase{
+		Steps: []resource.TestStep{
+			{
+				PreConfig: func() {
+					os.RemoveAll(cacheDir)
+					publishNext()
+				},
+				Config: config("0s"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(artifactAddr, plancheck.ResourceActionCreate),
+					plancheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("chart_version"), want.check()),
+					plancheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("app_version"), knownvalue.StringExact("6.0.0")),
+					plancheck.ExpectUnknownValue(artifactAddr, tfjsonpath.New("digest")),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("chart_version"), want.check()),
+					statecheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("revision"), want.check()),
+					statecheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("chart_name"), knownvalue.StringExact("podinfo")),
+					statecheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("digest"), knownvalue.StringRegexp(regexp.MustCompile(`^sha256:[0-9a-f]{64}$`))),
+					statecheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("verified"), knownvalue.Bool(false)),
+					statecheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("observed_values_files"), knownvalue.ListExact(nil)),
+					statecheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("source_revision"), knownvalue.Null()),
+				},
+				Check: artifactFileMatches(artifactAddr),
+			},
+			{
+				// A new version in range: the plan shows exactly it.
+				PreConfig: publishNext,
+				Config:    config("0s"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(artifactAddr, plancheck.ResourceActionUpdate),
+					plancheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("chart_version"), want.check()),
+					plancheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("revision"), want.check()),
+					plancheck.ExpectUnknownValue(artifactAddr, tfjsonpath.New("digest")),
+					plancheck.ExpectUnknownValue(artifactAddr, tfjsonpath.New("path")),
+					plancheck.ExpectUnknownValue(artifactAddr, tfjsonpath.New("url")),
+					plancheck.ExpectUnknownValue(artifactAddr, tfjsonpath.New("size")),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("chart_version"), want.check()),
+				},
+				Check: artifactFileMatches(artifactAddr),
+			},
+			{
+				// Within the TTL: not one request, for plan, apply and refresh,
+				// even though a newer version exists by now.
+				PreConfig: func() {
+					repo.ResetCounters()
+					publishNext()
+				},
+				Config: config("5m"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectEmptyPlan(),
+				}},
+				Check: func(*terraform.State) error {
+					if n := repo.Requests(); n != 0 {
+						return fmt.Errorf("%d requests to the repository within the TTL, want 0", n)
+					}
+					return nil
+				},
+			},
+			{
+				// The artifact is gone from the cache: refresh fetches the same
+				// bytes again, the plan is empty.
+				PreConfig: func() { os.RemoveAll(filepath.Join(cacheDir, "artifacts")) },
+				Config:    config("5m"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectEmptyPlan(),
+				}},
+				Check: artifactFileMatches(artifactAddr),
+			},
+			{
+				// A fresh runner, no cache at all: the index is fetched again and
+				// shows the version published meanwhile.
+				PreConfig: func() { os.RemoveAll(cacheDir) },
+				Config:    config("5m"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(artifactAddr, plancheck.ResourceActionUpdate),
+					plancheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("chart_version"), want.check()),
+				}},
+				Check: artifactFileMatches(artifactAddr),
+			},
+		},
+	})
+}
+
+// TestAccHelmChartArtifact_valuesFilesDeterministic packages values files
+// into the chart: the same digest from two cache directories (two provider
+// configurations), and again after the cache is deleted (an empty plan, the
+// file back after refresh).
+func TestAccHelmChartArtifact_valuesFilesDeterministic(t *testing.T) {
+	repo := startTestRepo(t, testenv.HelmRepoOptions{}, "1.0.0")
+	cacheA, cacheB := t.TempDir(), t.TempDir()
+	config := func(cacheDir string) string {
+		return providerBlock(fmt.Sprintf("cache_dir = %s", hcl(cacheDir))) + fmt.Sprintf(`
+resource "stevedore_helmchart_artifact" "podinfo" {
+  repository   = %s
+  chart        = "podinfo"
+  version      = "1.0.0"
+  values_files = ["values.yaml", "values-prod.yaml"]
+}
+`, hcl(repo.URL()))
+	}
+	revision := regexp.MustCompile(`^1\.0\.0\+[0-9a-f]{12}$`)
+	var digest string
+	inCache := func(dir string) resource.TestCheckFunc {
+		return func(s *terraform.State) error {
+			a := s.RootModule().Resources[artifactAddr].Primary.Attributes
+			if !strings.HasPrefix(a["path"], dir+string(filepath.Separator)) {
+				return fmt.Errorf("path %s is not in %s", a["path"], dir)
+			}
+			if digest == "" {
+				digest = a["digest"]
+			} else if a["digest"] != digest {
+				return fmt.Errorf("digest %s, first build had %s", a["digest"], digest)
+			}
+			return nil
+		}
+	}
+	accTest(t, resource.TestCase{
+		Steps: []resource.TestStep{
+			{
+				PreConfig: func() { os.RemoveAll(cacheA); os.RemoveAll(cacheB); digest = "" },
+				Config:    config(cacheA),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("revision"), knownvalue.StringRegexp(revision)),
+					statecheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("chart_version"), knownvalue.StringExact("1.0.0")),
+					statecheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("observed_values_files"),
+						knownvalue.ListExact([]knownvalue.Check{knownvalue.StringExact("values.yaml"), knownvalue.StringExact("values-prod.yaml")})),
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					artifactFileMatches(artifactAddr),
+					inCache(cacheA),
+					func(s *terraform.State) error {
+						a := s.RootModule().Resources[artifactAddr].Primary.Attributes
+						data, err := os.ReadFile(a["path"])
+						if err != nil {
+							return err
+						}
+						ch, err := loader.LoadArchive(bytes.NewReader(data))
+						if err != nil {
+							return err
+						}
+						if fmt.Sprint(ch.Values["replicaCount"]) != "2" || ch.Metadata.Version != a["revision"] {
+							return fmt.Errorf("packaged replicaCount %v version %s", ch.Values["replicaCount"], ch.Metadata.Version)
+						}
+						return nil
+					},
+				),
+			},
+			{
+				// Another cache directory, the first one gone: the refresh
+				// packages the chart again with the same digest, so the plan is
+				// empty.
+				PreConfig: func() { os.RemoveAll(cacheA) },
+				Config:    config(cacheB),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectEmptyPlan(),
+				}},
+				Check: resource.ComposeAggregateTestCheckFunc(artifactFileMatches(artifactAddr), inCache(cacheB)),
+			},
+			{
+				PreConfig: func() { os.RemoveAll(cacheB) },
+				Config:    config(cacheB),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectEmptyPlan(),
+				}},
+				Check: resource.ComposeAggregateTestCheckFunc(artifactFileMatches(artifactAddr), inCache(cacheB)),
+			},
+		},
+	})
+}
+
+// TestAccHelmChartArtifact_ociCosign pulls from an OCI registry with the
+// provider-level credentials: a chart signed with key A verifies with
+// [B, A] and fails with [B], leaving the state as it was.
+func TestAccHelmChartArtifact_ociCosign(t *testing.T) {
+	reg, err := testenv.StartOCIRegistry(testenv.OCIRegistryOptions{Username: "oci-user", Password: "oci-pass"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(reg.Close)
+	var signedDigest string
+	for _, v := range []string{"1.0.0", "1.1.0", "2.0.0-rc.1"} {
+		tgz, err := testenv.PackageChart(podinfoSrc(), v, t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, d, err := reg.PushChart(tgz, "charts")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v == "1.1.0" {
+			signedDigest = d
+		}
+	}
+	keyA, err := charttest.NewKeyPair()
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyB, err := charttest.NewKeyPair()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := keyA.SignWithAuth(reg.Host()+"/charts/podinfo@"+signedDigest, "oci-user", "oci-pass"); err != nil {
+		t.Fatal(err)
+	}
+	cacheDir := t.TempDir()
+	config := func(keys ...string) string {
+		return providerBlock(fmt.Sprintf(`
+  cache_dir = %s
+  registries = [{
+    url      = %s
+    username = "oci-user"
+    password = "oci-pass"
+  }]`, hcl(cacheDir), hcl(reg.URL()))) + fmt.Sprintf(`
+resource "stevedore_helmchart_artifact" "podinfo" {
+  repository = %s
+  chart      = "podinfo"
+  version    = "1.x"
+  verify {
+    provider    = "cosign"
+    public_keys = [%s]
+  }
+}
+`, hcl(reg.URL()+"/charts"), strings.Join(keys, ", "))
+	}
+	a, b := hcl(string(keyA.PublicPEM)), hcl(string(keyB.PublicPEM))
+	accTest(t, resource.TestCase{
+		Steps: []resource.TestStep{
+			{
+				PreConfig: func() { os.RemoveAll(cacheDir) },
+				Config:    config(b, a),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("chart_version"), knownvalue.StringExact("1.1.0")),
+					plancheck.ExpectUnknownValue(artifactAddr, tfjsonpath.New("verified")),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("chart_version"), knownvalue.StringExact("1.1.0")),
+					statecheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("app_version"), knownvalue.StringExact("6.0.0")),
+					statecheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("verified"), knownvalue.Bool(true)),
+				},
+				Check: artifactFileMatches(artifactAddr),
+			},
+			{
+				Config:      config(b),
+				ExpectError: regexp.MustCompile(`no matching signatures\s+were\s+found`),
+			},
+			{
+				// The failed apply left the state as it was.
+				Config: config(b, a),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectEmptyPlan(),
+				}},
+				Check: artifactFileMatches(artifactAddr),
+			},
+		},
+	})
+}
+
+// TestAccHelmChartArtifact_localDirectory builds a chart directory with a
+// file:// dependency, with the Revision strategy: a change to the source
+// shows in the plan as a new revision.
+func TestAccHelmChartArtifact_localDirectory(t *testing.T) {
+	src := t.TempDir()
+	copyTree(t, testenv.ChartsDir(), src)
+	dir := filepath.Join(src, "withdep")
+	cacheDir := t.TempDir()
+	config := providerBlock(fmt.Sprintf("cache_dir = %s", hcl(cacheDir))) + fmt.Sprintf(`
+resource "stevedore_helmchart_artifact" "podinfo" {
+  source_path        = %s
+  reconcile_strategy = "Revision"
+}
+`, hcl(dir))
+	var firstRevision string
+	accTest(t, resource.TestCase{
+		Steps: []resource.TestStep{
+			{
+				PreConfig: func() { os.Remove(filepath.Join(src, "podinfo", "templates", "extra.yaml")) },
+				Config:    config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("revision"), knownvalue.StringRegexp(regexp.MustCompile(`^0\.1\.0\+[0-9a-f]{12}$`))),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("chart_name"), knownvalue.StringExact("withdep")),
+					statecheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("chart_version"), knownvalue.StringExact("0.1.0")),
+					statecheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("source_revision"), knownvalue.StringRegexp(regexp.MustCompile(`^sha256:[0-9a-f]{64}$`))),
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					artifactFileMatches(artifactAddr),
+					func(s *terraform.State) error {
+						attrs := s.RootModule().Resources[artifactAddr].Primary.Attributes
+						firstRevision = attrs["revision"]
+						if want := "0.1.0+" + strings.TrimPrefix(attrs["source_revision"], "sha256:")[:12]; firstRevision != want {
+							return fmt.Errorf("revision %s, want %s", firstRevision, want)
+						}
+						data, err := os.ReadFile(attrs["path"])
+						if err != nil {
+							return err
+						}
+						ch, err := loader.LoadArchive(bytes.NewReader(data))
+						if err != nil {
+							return err
+						}
+						deps := ch.Dependencies()
+						if len(deps) != 1 || deps[0].Name() != "podinfo" || deps[0].Metadata.Version != "1.0.0" {
+							return fmt.Errorf("dependencies %v, want podinfo 1.0.0 built into charts/", deps)
+						}
+						return nil
+					},
+				),
+			},
+			{
+				// The dependency's source changes: a new revision, known at plan.
+				PreConfig: func() {
+					if err := os.WriteFile(filepath.Join(src, "podinfo", "templates", "extra.yaml"), []byte("# extra\n"), 0o644); err != nil {
+						t.Error(err)
+					}
+				},
+				Config: config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(artifactAddr, plancheck.ResourceActionUpdate),
+					plancheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("revision"), knownvalue.StringFunc(func(v string) error {
+						if v == firstRevision {
+							return fmt.Errorf("revision %s unchanged", v)
+						}
+						return nil
+					})),
+					plancheck.ExpectUnknownValue(artifactAddr, tfjsonpath.New("digest")),
+				}},
+				Check: artifactFileMatches(artifactAddr),
+			},
+		},
+	})
+}
+
+// TestAccHelmChartArtifact_errors: each bad input fails the plan with a
+// diagnostic that names the cause, and nothing is stored.
+func TestAccHelmChartArtifact_errors(t *testing.T) {
+	repo := startTestRepo(t, testenv.HelmRepoOptions{Username: "u", Password: "p"}, "1.0.0")
+	down := startTestRepo(t, testenv.HelmRepoOptions{})
+	downURL := down.URL()
+	down.Close()
+	cacheDir := t.TempDir()
+	res := func(body string) string {
+		return providerBlock(fmt.Sprintf("cache_dir = %s", hcl(cacheDir))) +
+			"\nresource \"stevedore_helmchart_artifact\" \"podinfo\" {\n" + body + "\n}\n"
+	}
+	repoAttrs := fmt.Sprintf("repository = %s\nchart = \"podinfo\"\nusername = \"u\"\npassword = \"p\"\n", hcl(repo.URL()))
+	steps := []resource.TestStep{
+		{Config: res(repoAttrs + `version = ">>1"`), ExpectError: regexp.MustCompile(`Invalid version constraint`)},
+		{Config: res(repoAttrs + `version = "9.*"`), ExpectError: regexp.MustCompile(`no 'podinfo' chart with\s+version\s+matching\s+'9\.\*'\s+found`)},
+		{Config: res(fmt.Sprintf("repository = %s\nchart = \"podinfo\"\nusername = \"u\"\npassword = \"wrong\"", hcl(repo.URL()))), ExpectError: errRe("401 Unauthorized: check username and password")},
+		{Config: res(fmt.Sprintf("repository = %s\nchart = \"podinfo\"", hcl(downURL))), ExpectError: regexp.MustCompile(`failed to fetch\s+http://127\.0\.0\.1:[0-9]+/index\.yaml:.*\s*.*connection refused`)},
+		{Config: res(repoAttrs + `values_files = ["values-missing.yaml"]`), ExpectError: errRe("no values file found at path 'values-missing.yaml' in chart 'podinfo'")},
+		{Config: res(repoAttrs + "verify {\npublic_keys = [\"x\"]\n}"), ExpectError: regexp.MustCompile(`Helm repositories \(https://\) serve no\s+signatures`)},
+		{Config: res("repository = \"oci://127.0.0.1:1/charts/podinfo:1.0.0\"\nchart = \"podinfo\""), ExpectError: regexp.MustCompile(`must not carry a\s+tag\s+or\s+digest`)},
+		{Config: res(`source_path = "/nonexistent/chart"`), ExpectError: errRe("chart directory: stat /nonexistent/chart: no such file or directory")},
+		{Config: res(fmt.Sprintf("repository = %s", hcl(repo.URL()))), ExpectError: regexp.MustCompile(`chart is required\s+with\s+repository`)},
+	}
+	for i := range steps {
+		steps[i].PlanOnly = true
+	}
+	// Values files of a repository chart are inside the chart, which only an
+	// apply fetches.
+	steps[4].PlanOnly = false
+	steps[0].PreConfig = func() { os.RemoveAll(cacheDir) }
+	// Nothing was stored by any failing step.
+	steps = append(steps, resource.TestStep{
+		PreConfig: func() {
+			if entries, _ := os.ReadDir(filepath.Join(cacheDir, "artifacts")); len(entries) != 0 {
+				t.Errorf("failed plans stored %d artifacts", len(entries))
+			}
+		},
+		Config: providerBlock(""),
+	})
+	accTest(t, resource.TestCase{Steps: steps})
+}
+
+// errRe matches text in a diagnostic, which the CLIs wrap at any space.
+func errRe(text string) *regexp.Regexp {
+	return regexp.MustCompile(strings.ReplaceAll(regexp.QuoteMeta(text), " ", `\s+`))
+}
+
+func copyTree(t *testing.T, from, to string) {
+	t.Helper()
+	err := filepath.Walk(from, func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(from, p)
+		target := filepath.Join(to, rel)
+		if fi.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
