@@ -27,6 +27,24 @@ provider "stevedore" {
   }
 }
 
+# The highest stable podinfo chart of the repository, fetched into the provider's
+# cache. Publish a newer version and the next plan shows
+# chart_version "1.1.0" -> "<new>" before anything is fetched.
+resource "stevedore_helmchart_artifact" "podinfo" {
+  repository = var.chart_repository
+  chart      = "podinfo"
+  version    = "*"
+}
+
 output "chart_repository" {
   value = var.chart_repository
+}
+
+output "podinfo_chart" {
+  value = {
+    version  = stevedore_helmchart_artifact.podinfo.chart_version
+    revision = stevedore_helmchart_artifact.podinfo.revision
+    digest   = stevedore_helmchart_artifact.podinfo.digest
+    path     = stevedore_helmchart_artifact.podinfo.path
+  }
 }

@@ -1,0 +1,18 @@
+# A chart from a directory of this repository. file:// dependencies are built
+# into charts/ as `helm dependency build` does. With the Revision strategy a
+# change to the sources (a new git commit, or changed files outside git) gives
+# a new artifact: revision is "<version>+<first 12 characters of the source
+# revision>".
+resource "stevedore_helmchart_artifact" "platform" {
+  source_path        = "${path.module}/charts/platform"
+  reconcile_strategy = "Revision"
+  values_files       = ["values.yaml", "values-prod.yaml"]
+}
+
+output "platform_chart" {
+  value = {
+    path     = stevedore_helmchart_artifact.platform.path
+    revision = stevedore_helmchart_artifact.platform.revision
+    source   = stevedore_helmchart_artifact.platform.source_revision
+  }
+}
