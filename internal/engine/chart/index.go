@@ -67,6 +67,8 @@ func ParseIndex(data []byte) (*Index, error) {
 		if err := json.Unmarshal(trimmed, &raw); err != nil {
 			return nil, fmt.Errorf("parse repository index: %w", err)
 		}
+	} else if scanned, ok := scanIndex(data); ok {
+		raw = *scanned
 	} else if err := yaml.Unmarshal(data, &raw); err != nil {
 		return nil, fmt.Errorf("parse repository index: %w", err)
 	}

@@ -27,9 +27,24 @@ var bigIndex = sync.OnceValues(func() (string, error) {
 	if err != nil {
 		return "", err
 	}
+	bigIndexDir = dir
+	data, err := charttest.GenerateIndex(benchCharts, benchVersions)
+	if err != nil {
+		return "", err
+	}
 	p := filepath.Join(dir, "index.yaml")
-	return p, os.WriteFile(p, charttest.GenerateIndex(benchCharts, benchVersions), 0o644)
+	return p, os.WriteFile(p, data, 0o644)
 })
+
+var bigIndexDir string
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if bigIndexDir != "" {
+		os.RemoveAll(bigIndexDir)
+	}
+	os.Exit(code)
+}
 
 func bigIndexPath(tb testing.TB) string {
 	tb.Helper()

@@ -11,9 +11,14 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"fmt"
 	"strings"
 	"time"
+
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/repo"
+	"sigs.k8s.io/yaml"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
@@ -92,47 +97,62 @@ func (k *KeyPair) SignWithAuth(ref, username, password string) error {
 	return nil
 }
 
-// GenerateIndex returns an index.yaml, formatted as Helm writes it, of
-// charts x versions entries with the descriptions, maintainers, sources,
-// keywords and annotations real indexes carry (about 2 KB per entry: 10,000
-// entries make about 20 MB). The last chart is named "podinfo".
-func GenerateIndex(charts, versions int) []byte {
-	var b bytes.Buffer
-	b.Grow(charts * versions * 2100)
+// GenerateIndex returns an index.yaml as Helm writes it (repo.IndexFile
+// marshalled with sigs.k8s.io/yaml, as IndexFile.WriteFile does) of charts x
+// versions entries with the descriptions, maintainers, sources, keywords,
+// dependencies and annotations real indexes carry: about 2 KB per entry, so
+// 10,000 entries make about 20 MB. The last chart is named "podinfo"; every
+// ninth version is a release candidate.
+func GenerateIndex(charts, versions int) ([]byte, error) {
+	idx := repo.NewIndexFile()
 	created := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
-	b.WriteString("apiVersion: v1\nentries:\n")
 	desc := strings.Repeat("A Helm chart that deploys a service with sensible defaults, probes, autoscaling and a service monitor. ", 7)
 	for c := 0; c < charts; c++ {
 		chartName := fmt.Sprintf("chart-%04d", c)
 		if c == charts-1 {
 			chartName = "podinfo"
 		}
-		fmt.Fprintf(&b, "  %s:\n", chartName)
-		for v := versions - 1; v >= 0; v-- {
+		for v := 0; v < versions; v++ {
 			version := fmt.Sprintf("%d.%d.%d", v/10, v%10, c%7)
 			if v%9 == 8 {
 				version += "-rc.1"
 			}
-			fmt.Fprintf(&b, "  - annotations:\n")
-			fmt.Fprintf(&b, "      artifacthub.io/changes: |\n        - kind: added\n          description: Support for topology spread constraints in release %s\n        - kind: fixed\n          description: Probe timeouts are configurable again\n", version)
-			fmt.Fprintf(&b, "      artifacthub.io/license: Apache-2.0\n      artifacthub.io/operator: \"false\"\n")
-			fmt.Fprintf(&b, "    apiVersion: v2\n    appVersion: %d.%d.0\n", 6+v/10, v%10)
-			fmt.Fprintf(&b, "    created: \"%s\"\n", created.Add(time.Duration(c*versions+v)*time.Minute).Format(time.RFC3339Nano))
-			fmt.Fprintf(&b, "    dependencies:\n    - condition: redis.enabled\n      name: redis\n      repository: https://charts.example.com/bitnami\n      version: 17.x.x\n")
-			fmt.Fprintf(&b, "    description: %s\n", desc)
-			fmt.Fprintf(&b, "    digest: %x\n", sha256.Sum256([]byte(chartName+"-"+version)))
-			fmt.Fprintf(&b, "    home: https://github.com/example/%s\n", chartName)
-			fmt.Fprintf(&b, "    icon: https://raw.githubusercontent.com/example/%s/main/logo.png\n", chartName)
-			fmt.Fprintf(&b, "    keywords:\n    - kubernetes\n    - microservice\n    - %s\n", chartName)
-			fmt.Fprintf(&b, "    kubeVersion: '>=1.23.0-0'\n")
-			fmt.Fprintf(&b, "    maintainers:\n    - email: maintainer-one@example.com\n      name: maintainer-one\n    - email: maintainer-two@example.com\n      name: maintainer-two\n")
-			fmt.Fprintf(&b, "    name: %s\n", chartName)
-			fmt.Fprintf(&b, "    sources:\n    - https://github.com/example/%s\n    - https://github.com/example/%s-images\n", chartName, chartName)
-			fmt.Fprintf(&b, "    type: application\n")
-			fmt.Fprintf(&b, "    urls:\n    - https://github.com/example/%s/releases/download/%s-%s/%s-%s.tgz\n", chartName, chartName, version, chartName, version)
-			fmt.Fprintf(&b, "    version: %s\n", version)
+			md := &chart.Metadata{
+				APIVersion:  chart.APIVersionV2,
+				Name:        chartName,
+				Version:     version,
+				AppVersion:  fmt.Sprintf("%d.%d.0", 6+v/10, v%10),
+				Description: strings.TrimSpace(desc),
+				Home:        "https://github.com/example/" + chartName,
+				Icon:        "https://raw.githubusercontent.com/example/" + chartName + "/main/logo.png",
+				Keywords:    []string{"kubernetes", "microservice", chartName},
+				KubeVersion: ">=1.23.0-0",
+				Type:        "application",
+				Sources:     []string{"https://github.com/example/" + chartName, "https://github.com/example/" + chartName + "-images"},
+				Maintainers: []*chart.Maintainer{
+					{Name: "maintainer-one", Email: "maintainer-one@example.com"},
+					{Name: "maintainer-two", Email: "maintainer-two@example.com"},
+				},
+				Dependencies: []*chart.Dependency{
+					{Name: "redis", Version: "17.x.x", Repository: "https://charts.example.com/bitnami", Condition: "redis.enabled"},
+				},
+				Annotations: map[string]string{
+					"artifacthub.io/changes": "- kind: added\n  description: Support for topology spread constraints in release " +
+						version + "\n- kind: fixed\n  description: Probe timeouts are configurable again\n",
+					"artifacthub.io/license":  "Apache-2.0",
+					"artifacthub.io/operator": "false",
+				},
+			}
+			sum := sha256.Sum256([]byte(chartName + "-" + version))
+			url := fmt.Sprintf("https://github.com/example/%s/releases/download/%s-%s/%s-%s.tgz", chartName, chartName, version, chartName, version)
+			if err := idx.MustAdd(md, url, "", hex.EncodeToString(sum[:])); err != nil {
+				return nil, err
+			}
+			entries := idx.Entries[chartName]
+			entries[len(entries)-1].Created = created.Add(time.Duration(c*versions+v) * time.Minute)
 		}
 	}
-	fmt.Fprintf(&b, "generated: \"%s\"\n", created.Format(time.RFC3339Nano))
-	return b.Bytes()
+	idx.SortEntries()
+	idx.Generated = created
+	return yaml.Marshal(idx)
 }

@@ -1,0 +1,175 @@
+package chart
+
+import (
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+func yamlIndex(t *testing.T, data []byte) (*rawIndex, error) {
+	t.Helper()
+	var raw rawIndex
+	err := yaml.Unmarshal(data, &raw)
+	return &raw, err
+}
+
+// normalise makes nil and empty URL lists and entry lists compare equal, as
+// they are for resolution.
+func normalise(r *rawIndex) *rawIndex {
+	out := &rawIndex{APIVersion: r.APIVersion, Entries: map[string][]rawEntry{}}
+	for k, list := range r.Entries {
+		n := make([]rawEntry, 0, len(list))
+		for _, e := range list {
+			if len(e.URLs) == 0 {
+				e.URLs = nil
+			}
+			n = append(n, e)
+		}
+		out.Entries[k] = n
+	}
+	return out
+}
+
+// TestScanIndexAgreesWithYAML: the line scanner reads what a YAML decoder
+// reads, or declines.
+func TestScanIndexAgreesWithYAML(t *testing.T) {
+	const helmStyle = `apiVersion: v1
+entries:
+  podinfo:
+  - annotations:
+      artifacthub.io/changes: |
+        - kind: added
+          version: 9.9.9
+    apiVersion: v2
+    appVersion: 6.0.0
+    created: "2026-11-22T13:57:00.123456789Z"
+    description: A long description that Helm wraps
+      over several lines, with colons:and - dashes
+      version 7.7.7
+    digest: 0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0
+    keywords:
+    - a
+    - b
+    maintainers:
+    - email: a@example.com
+      name: a
+    name: podinfo
+    urls:
+    - charts/podinfo-1.1.0.tgz
+    - https://mirror.example.com/podinfo-1.1.0.tgz
+    version: 1.1.0
+  - apiVersion: v2
+    created: "2026-11-22T13:56:00Z"
+    name: podinfo
+    urls:
+    - charts/podinfo-1.0.0.tgz
+    version: 1.0.0
+  withdep: []
+generated: "2026-11-22T13:57:00Z"
+serverInfo:
+  contextPath: /v1
+`
+	variants := []struct {
+		name    string
+		data    string
+		scanned bool // the scanner handles it (else: falls back)
+	}{
+		{"helm style", helmStyle, true},
+		{"crlf", strings.ReplaceAll(helmStyle, "\n", "\r\n"), true},
+		{"document marker and comments", "---\n# an index\n" + strings.Replace(helmStyle, "    version: 1.0.0\n", "    version: 1.0.0 # first\n\n", 1), true},
+		{"yaml.v3 indentation", `apiVersion: v1
+entries:
+    podinfo:
+        - name: podinfo
+          version: "1.0.0"
+          appVersion: '6.0.0'
+          urls:
+            - charts/podinfo-1.0.0.tgz
+          created: 2026-11-22T13:56:00Z
+`, true},
+		{"flow urls and quoted keys", `apiVersion: "v1"
+entries:
+  "my chart":
+  - {name: x}
+`, false},
+		{"flow urls", `apiVersion: v1
+entries:
+  'podinfo':
+  - name: podinfo
+    urls: [charts/a.tgz, "charts/b.tgz"]
+    version: 2.0.0
+    appVersion: null
+`, true},
+		{"anchor and alias", `apiVersion: v1
+entries:
+  podinfo:
+  - version: &v 1.0.0
+    appVersion: *v
+`, false},
+		{"block scalar version", `apiVersion: v1
+entries:
+  podinfo:
+  - version: |
+      1.0.0
+`, false},
+		{"multi-line version", `apiVersion: v1
+entries:
+  podinfo:
+  - version: 1.0.0
+      -rc.1
+`, false},
+		{"escaped double quotes", `apiVersion: v1
+entries:
+  podinfo:
+  - version: "1.0.\u0030"
+`, false},
+		{"duplicate chart", `apiVersion: v1
+entries:
+  podinfo:
+  - version: 1.0.0
+  podinfo:
+  - version: 2.0.0
+`, false},
+		{"tab indentation", "apiVersion: v1\nentries:\n\tpodinfo: []\n", false},
+		{"empty entries", "apiVersion: v1\nentries: {}\ngenerated: x\n", true},
+	}
+	for _, v := range variants {
+		t.Run(v.name, func(t *testing.T) {
+			want, werr := yamlIndex(t, []byte(v.data))
+			got, ok := scanIndex([]byte(v.data))
+			if ok != v.scanned {
+				t.Fatalf("scanned = %v, want %v", ok, v.scanned)
+			}
+			if !ok {
+				return
+			}
+			if werr != nil {
+				t.Fatalf("the scanner accepted what YAML rejects: %v", werr)
+			}
+			if g, w := normalise(got), normalise(want); !reflect.DeepEqual(g, w) {
+				t.Fatalf("scanner:\n%+v\nYAML:\n%+v", g, w)
+			}
+		})
+	}
+}
+
+func TestScanIndexAgreesWithYAMLOnLargeIndex(t *testing.T) {
+	data, err := os.ReadFile(bigIndexPath(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ok := scanIndex(data)
+	if !ok {
+		t.Fatal("the scanner declined Helm's own output")
+	}
+	want, err := yamlIndex(t, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(normalise(got), normalise(want)) {
+		t.Fatal("scanner and YAML differ on the generated index")
+	}
+}
