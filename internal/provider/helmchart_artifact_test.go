@@ -527,3 +527,45 @@ func copyTree(t *testing.T, from, to string) {
 		t.Fatal(err)
 	}
 }
+
+// TestAccHelmChartArtifact_thirtyArtifactsWarmCache plans 30 artifacts
+// against a warm cache: an empty plan without one request to the repository.
+func TestAccHelmChartArtifact_thirtyArtifactsWarmCache(t *testing.T) {
+	repo := startTestRepo(t, testenv.HelmRepoOptions{}, "1.0.0", "1.1.0")
+	cacheDir := t.TempDir()
+	config := providerBlock(fmt.Sprintf("cache_dir = %s", hcl(cacheDir))) + fmt.Sprintf(`
+resource "stevedore_helmchart_artifact" "many" {
+  count        = 30
+  repository   = %s
+  chart        = "podinfo"
+  version      = count.index %% 2 == 0 ? "1.x" : "~1.0.0"
+  values_files = count.index %% 3 == 0 ? ["values.yaml", "values-prod.yaml"] : null
+}
+`, hcl(repo.URL()))
+	accTest(t, resource.TestCase{
+		Steps: []resource.TestStep{
+			{
+				PreConfig: func() { os.RemoveAll(cacheDir) },
+				Config:    config,
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr("stevedore_helmchart_artifact.many.0", "chart_version", "1.1.0"),
+					resource.TestCheckResourceAttr("stevedore_helmchart_artifact.many.1", "chart_version", "1.0.0"),
+					resource.TestCheckResourceAttrPair("stevedore_helmchart_artifact.many.0", "digest", "stevedore_helmchart_artifact.many.6", "digest"),
+				),
+			},
+			{
+				PreConfig: repo.ResetCounters,
+				Config:    config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectEmptyPlan(),
+				}},
+				Check: func(*terraform.State) error {
+					if n := repo.Requests(); n != 0 {
+						return fmt.Errorf("%d requests to the repository for a plan of 30 artifacts within the TTL, want 0", n)
+					}
+					return nil
+				},
+			},
+		},
+	})
+}

@@ -657,3 +657,74 @@ func TestRemoveStaysInCache(t *testing.T) {
 		t.Fatal("Remove deleted a file outside the cache")
 	}
 }
+
+func TestBuildHTTPWithClientCertificate(t *testing.T) {
+	repo := startRepo(t, testenv.HelmRepoOptions{ClientCA: true}, "1.0.0")
+	certPEM, keyPEM, err := repo.ClientCertPEM("stevedore")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	e, _ := newEngine(t, time.Minute)
+	spec := Spec{Repository: repo.URL(), Chart: "podinfo", Auth: Auth{CAPEM: repo.CAPEM(), CertPEM: certPEM, KeyPEM: keyPEM}}
+	if _, err := e.Build(ctx, spec, "1.0.0"); err != nil {
+		t.Fatal(err)
+	}
+	spec.Auth.CertPEM, spec.Auth.KeyPEM = nil, nil
+	e2, _ := newEngine(t, time.Minute)
+	if _, err := e2.Resolve(ctx, spec); err == nil {
+		t.Fatal("a repository that wants a client certificate answered without one")
+	}
+	spec.Auth.CertPEM = certPEM
+	if _, err := e2.Resolve(ctx, spec); err == nil || FieldOf(err) != "cert_pem" {
+		t.Fatalf("cert without key: %v", err)
+	}
+}
+
+// TestPassCredentials: credentials go to chart URLs on the repository's host
+// only, unless PassCredentials.
+func TestPassCredentials(t *testing.T) {
+	data, err := os.ReadFile(mustPackage(t, "1.0.0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sawAuth atomicString
+	charts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sawAuth.set(r.Header.Get("Authorization"))
+		w.Write(data)
+	}))
+	defer charts.Close()
+	index := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if u, p, ok := r.BasicAuth(); !ok || u != "u" || p != "p" {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		fmt.Fprintf(w, "apiVersion: v1\nentries:\n  podinfo:\n  - version: 1.0.0\n    urls: [%s/podinfo-1.0.0.tgz]\n", charts.URL)
+	}))
+	defer index.Close()
+	ctx := context.Background()
+	spec := Spec{Repository: index.URL, Chart: "podinfo", Auth: Auth{Username: "u", Password: "p"}}
+	e, _ := newEngine(t, time.Minute)
+	if _, err := e.Build(ctx, spec, "1.0.0"); err != nil {
+		t.Fatal(err)
+	}
+	if got := sawAuth.get(); got != "" {
+		t.Fatalf("credentials sent to another host: %q", got)
+	}
+	spec.Auth.PassCredentials = true
+	e2, _ := newEngine(t, time.Minute)
+	if _, err := e2.Build(ctx, spec, "1.0.0"); err != nil {
+		t.Fatal(err)
+	}
+	if got := sawAuth.get(); !strings.HasPrefix(got, "Basic ") {
+		t.Fatalf("pass_credentials: Authorization %q", got)
+	}
+}
+
+type atomicString struct {
+	mu sync.Mutex
+	s  string
+}
+
+func (a *atomicString) set(s string) { a.mu.Lock(); a.s = s; a.mu.Unlock() }
+func (a *atomicString) get() string  { a.mu.Lock(); defer a.mu.Unlock(); return a.s }
