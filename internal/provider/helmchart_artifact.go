@@ -232,7 +232,7 @@ func sourceID(spec chart.Spec) string {
 		}
 		return spec.SourcePath
 	}
-	return strings.TrimSuffix(spec.Repository, "/") + "/" + spec.Chart
+	return strings.TrimSuffix(chart.RedactURL(spec.Repository), "/") + "/" + spec.Chart
 }
 
 // ModifyPlan resolves the version constraint, so that the plan shows the

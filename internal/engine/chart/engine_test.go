@@ -124,6 +124,15 @@ func TestResolveHTTPCachesIndexWithinTTL(t *testing.T) {
 		t.Fatalf("%d index requests, want 2", n)
 	}
 
+	// A clock set back makes the cache stale rather than fresh forever.
+	clk.add(-time.Hour)
+	if _, err = e.Resolve(ctx, spec); err != nil {
+		t.Fatal(err)
+	}
+	if n := repo.RequestsFor("/index.yaml"); n != 3 {
+		t.Fatalf("%d index requests after the clock went back, want 3", n)
+	}
+
 	// "*" is the highest stable version: the release candidate is skipped.
 	spec.Version = "*"
 	if r, err = e.Resolve(ctx, spec); err != nil || r.Version != "1.2.0" {

@@ -72,6 +72,9 @@ func httpStatusError(u string, resp *http.Response) error {
 	return fmt.Errorf("failed to fetch %s: %s", redactURL(u), resp.Status)
 }
 
+// RedactURL drops user info from a URL, for messages and identifiers.
+func RedactURL(s string) string { return redactURL(s) }
+
 // redactURL drops user info from a URL before it goes into an error.
 func redactURL(s string) string {
 	u, err := url.Parse(s)

@@ -163,7 +163,7 @@ func (e *Engine) repoIndex(ctx context.Context, repoURL string, auth Auth) (*Ind
 	defer unlock()
 
 	meta, _ := readMeta(filepath.Join(dir, "meta.json"))
-	if meta != nil && meta.URL == indexURL && e.now().Sub(meta.FetchedAt) < e.ttl && e.ttl > 0 {
+	if meta != nil && meta.URL == indexURL && fresh(e.now().Sub(meta.FetchedAt), e.ttl) {
 		if idx, err := e.cachedIndex(dir, meta); err == nil {
 			return idx, nil
 		}
@@ -334,4 +334,10 @@ func writeFileAtomic(path string, data []byte) error {
 func fileExists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
+}
+
+// fresh reports whether a cache entry of this age is within ttl. An entry
+// from the future (a clock set back) is not.
+func fresh(age, ttl time.Duration) bool {
+	return ttl > 0 && age >= 0 && age < ttl
 }

@@ -88,9 +88,9 @@ func (e *Engine) ociTags(ctx context.Context, repo ociRepo, name string, auth Au
 	path := filepath.Join(e.cacheDir, "oci-tags", hashKey(ref+"\x00"+auth.Username+"\x00"+auth.Password)+".json")
 	unlock := lockFor(path)
 	defer unlock()
-	if data, err := os.ReadFile(path); err == nil && e.ttl > 0 {
+	if data, err := os.ReadFile(path); err == nil {
 		var c tagsCache
-		if json.Unmarshal(data, &c) == nil && c.Ref == ref && e.now().Sub(c.FetchedAt) < e.ttl {
+		if json.Unmarshal(data, &c) == nil && c.Ref == ref && fresh(e.now().Sub(c.FetchedAt), e.ttl) {
 			return c.Tags, nil
 		}
 	}
