@@ -181,7 +181,7 @@ func (e *Engine) repoIndex(ctx context.Context, repoURL string, auth Auth) (*Ind
 	if auth.Username != "" || auth.Password != "" {
 		req.SetBasicAuth(auth.Username, auth.Password)
 	}
-	haveCache := meta != nil && meta.URL == indexURL && fileExists(filepath.Join(dir, "index.json"))
+	haveCache := meta != nil && meta.URL == indexURL && fileExists(filepath.Join(dir, "index.cache"))
 	if haveCache {
 		if meta.ETag != "" {
 			req.Header.Set("If-None-Match", meta.ETag)
@@ -257,7 +257,7 @@ func (e *Engine) storeIndex(dir, indexURL string, resp *http.Response) (*Index, 
 	memoPut(indexURL, meta.Digest, idx)
 	// A cache that cannot be written only costs a request next time.
 	if err := os.MkdirAll(dir, 0o755); err == nil {
-		if err := writeJSONAtomic(filepath.Join(dir, "index.json"), idx); err == nil {
+		if data, err := encodeIndex(idx); err == nil && writeFileAtomic(filepath.Join(dir, "index.cache"), data) == nil {
 			_ = writeJSONAtomic(filepath.Join(dir, "meta.json"), meta)
 		}
 	}
@@ -270,12 +270,12 @@ func (e *Engine) cachedIndex(dir string, meta *indexMeta) (*Index, error) {
 	if idx := memoGet(meta.URL, meta.Digest); idx != nil {
 		return idx, nil
 	}
-	data, err := os.ReadFile(filepath.Join(dir, "index.json"))
+	data, err := os.ReadFile(filepath.Join(dir, "index.cache"))
 	if err != nil {
 		return nil, err
 	}
-	idx := &Index{}
-	if err := json.Unmarshal(data, idx); err != nil {
+	idx, err := decodeIndex(data)
+	if err != nil {
 		return nil, err
 	}
 	memoPut(meta.URL, meta.Digest, idx)
