@@ -569,3 +569,69 @@ resource "stevedore_helmchart_artifact" "many" {
 		},
 	})
 }
+
+// TestAccHelmChartArtifact_ociNewVersion: a version pushed to the registry
+// shows in the next plan (tags listed again after the TTL) and apply pulls
+// it.
+func TestAccHelmChartArtifact_ociNewVersion(t *testing.T) {
+	reg, err := testenv.StartOCIRegistry(testenv.OCIRegistryOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(reg.Close)
+	var minor atomic.Int32
+	want := &dynamic{}
+	pushNext := func() {
+		v := fmt.Sprintf("1.%d.0", minor.Add(1))
+		tgz, err := testenv.PackageChart(podinfoSrc(), v, t.TempDir())
+		if err == nil {
+			_, _, err = reg.PushChart(tgz, "charts")
+		}
+		if err != nil {
+			t.Error(err)
+		}
+		want.set(v)
+	}
+	cacheDir := t.TempDir()
+	config := providerBlock(fmt.Sprintf("cache_dir = %s\nrepository_cache_ttl = \"0s\"", hcl(cacheDir))) + fmt.Sprintf(`
+resource "stevedore_helmchart_artifact" "podinfo" {
+  repository = %s
+  chart      = "podinfo"
+  version    = "^1.0.0"
+}
+`, hcl(reg.URL()+"/charts"))
+	accTest(t, resource.TestCase{
+		Steps: []resource.TestStep{
+			{
+				PreConfig: func() { os.RemoveAll(cacheDir); pushNext() },
+				Config:    config,
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("chart_version"), want.check()),
+					statecheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("app_version"), knownvalue.StringExact("6.0.0")),
+					statecheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("verified"), knownvalue.Bool(false)),
+				},
+				Check: artifactFileMatches(artifactAddr),
+			},
+			{
+				PreConfig: pushNext,
+				Config:    config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(artifactAddr, plancheck.ResourceActionUpdate),
+					plancheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("chart_version"), want.check()),
+					plancheck.ExpectUnknownValue(artifactAddr, tfjsonpath.New("app_version")),
+					plancheck.ExpectUnknownValue(artifactAddr, tfjsonpath.New("digest")),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("chart_version"), want.check()),
+				},
+				Check: artifactFileMatches(artifactAddr),
+			},
+			{
+				Config: config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectEmptyPlan(),
+				}},
+			},
+		},
+	})
+}

@@ -737,3 +737,46 @@ type atomicString struct {
 
 func (a *atomicString) set(s string) { a.mu.Lock(); a.s = s; a.mu.Unlock() }
 func (a *atomicString) get() string  { a.mu.Lock(); defer a.mu.Unlock(); return a.s }
+
+// TestOCITagsCachedWithinTTL: the tag list is cached like an index; a
+// version pushed later is seen after the TTL.
+func TestOCITagsCachedWithinTTL(t *testing.T) {
+	reg, err := testenv.StartOCIRegistry(testenv.OCIRegistryOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(reg.Close)
+	push := func(v string) {
+		t.Helper()
+		if _, _, err := reg.PushChart(mustPackage(t, v), ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	push("1.0.0")
+	e, clk := newEngine(t, 5*time.Minute)
+	ctx := context.Background()
+	spec := Spec{Repository: reg.URL(), Chart: "podinfo", Version: "1.x"}
+	if r, err := e.Resolve(ctx, spec); err != nil || r.Version != "1.0.0" || r.Revision != "1.0.0" || r.AppVersion != "" {
+		t.Fatalf("resolve: %+v %v", r, err)
+	}
+	push("1.1.0")
+	if r, err := e.Resolve(ctx, spec); err != nil || r.Version != "1.0.0" {
+		t.Fatalf("within the TTL: %+v %v", r, err)
+	}
+	clk.add(6 * time.Minute)
+	if r, err := e.Resolve(ctx, spec); err != nil || r.Version != "1.1.0" {
+		t.Fatalf("after the TTL: %+v %v", r, err)
+	}
+	// An exact version is not looked up at plan time at all: it is pulled
+	// at apply, where a missing one fails.
+	spec.Version = "3.0.0"
+	if r, err := e.Resolve(ctx, spec); err != nil || r.Version != "3.0.0" {
+		t.Fatalf("exact version: %+v %v", r, err)
+	}
+	// A repository that does not exist.
+	spec.Version = "*"
+	spec.Chart = "nothing-here"
+	if _, err := e.Resolve(ctx, spec); err == nil || FieldOf(err) != "repository" || !strings.Contains(err.Error(), "could not get tags for 'nothing-here'") {
+		t.Fatalf("missing repository: %v", err)
+	}
+}
