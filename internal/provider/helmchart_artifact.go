@@ -282,10 +282,9 @@ func (r *helmChartArtifactResource) ModifyPlan(ctx context.Context, req resource
 	plan.ID = types.StringValue(sourceID(spec))
 	plan.ChartName = types.StringValue(resolved.ChartName)
 	plan.ChartVersion = types.StringValue(resolved.Version)
+	// The index's appVersion is the chart's by convention only: the chart's
+	// own Chart.yaml decides, at apply.
 	plan.AppVersion = types.StringUnknown()
-	if resolved.AppVersion != "" {
-		plan.AppVersion = types.StringValue(resolved.AppVersion)
-	}
 	plan.Revision = types.StringUnknown()
 	if resolved.Revision != "" {
 		plan.Revision = types.StringValue(resolved.Revision)

@@ -133,13 +133,14 @@ resource "stevedore_helmchart_artifact" "podinfo" {
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(artifactAddr, plancheck.ResourceActionCreate),
 					plancheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("chart_version"), want.check()),
-					plancheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("app_version"), knownvalue.StringExact("6.0.0")),
+					plancheck.ExpectUnknownValue(artifactAddr, tfjsonpath.New("app_version")),
 					plancheck.ExpectUnknownValue(artifactAddr, tfjsonpath.New("digest")),
 				}},
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("chart_version"), want.check()),
 					statecheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("revision"), want.check()),
 					statecheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("chart_name"), knownvalue.StringExact("podinfo")),
+					statecheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("app_version"), knownvalue.StringExact("6.0.0")),
 					statecheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("digest"), knownvalue.StringRegexp(regexp.MustCompile(`^sha256:[0-9a-f]{64}$`))),
 					statecheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("verified"), knownvalue.Bool(false)),
 					statecheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("observed_values_files"), knownvalue.ListExact(nil)),

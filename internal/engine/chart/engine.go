@@ -90,9 +90,7 @@ func (e *Engine) Resolve(ctx context.Context, spec Spec) (*Resolved, error) {
 	}
 }
 
-// httpEntry resolves ver against the repository index; when the cached
-// index does not have it, the index is fetched again once (a version
-// published after the cache was filled).
+// httpEntry resolves ver against the repository index.
 func (e *Engine) httpEntry(ctx context.Context, spec *Spec, ver string) (*Entry, error) {
 	idx, err := e.repoIndex(ctx, spec.Repository, spec.Auth)
 	if err != nil {
@@ -143,7 +141,8 @@ func (e *Engine) Build(ctx context.Context, spec Spec, version string) (*Artifac
 func (e *Engine) buildHTTP(ctx context.Context, spec *Spec) (*Artifact, []byte, error) {
 	entry, err := e.httpEntry(ctx, spec, spec.Version)
 	if err != nil && errors.Is(err, ErrNotFound) && e.ttl > 0 {
-		// The cached index predates the version: revalidate.
+		// The cached index predates the version (published after the cache
+		// was filled, or resolved by another cache): revalidate once.
 		fresh := New(Options{CacheDir: e.cacheDir, Now: e.now})
 		entry, err = fresh.httpEntry(ctx, spec, spec.Version)
 	}
@@ -157,9 +156,7 @@ func (e *Engine) buildHTTP(ctx context.Context, spec *Spec) (*Artifact, []byte, 
 	if err != nil {
 		return nil, nil, err
 	}
-	data, err := withContext(ctx, func() ([]byte, error) {
-		return downloadHTTP(client, spec.Repository, entry, spec.Auth, spec.Chart)
-	})
+	data, err := downloadHTTP(ctx, client, spec.Repository, entry, spec.Auth, spec.Chart)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -1,6 +1,7 @@
 package chart
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
@@ -102,7 +103,7 @@ func chartURL(repoURL, ref string) (string, error) {
 // downloadHTTP fetches a chart archive, sending credentials only to the
 // repository's host unless PassCredentials, and checks it against the
 // index digest and Helm's archive rules.
-func downloadHTTP(client *http.Client, repoURL string, entry *Entry, auth Auth, name string) ([]byte, error) {
+func downloadHTTP(ctx context.Context, client *http.Client, repoURL string, entry *Entry, auth Auth, name string) ([]byte, error) {
 	if len(entry.URLs) == 0 {
 		return nil, fmt.Errorf("chart '%s' version '%s' has no downloadable URLs", name, entry.Version)
 	}
@@ -110,7 +111,7 @@ func downloadHTTP(client *http.Client, repoURL string, entry *Entry, auth Auth, 
 	if err != nil {
 		return nil, fmt.Errorf("chart '%s': invalid chart URL '%s': %w", name, entry.URLs[0], err)
 	}
-	req, err := http.NewRequest(http.MethodGet, u, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return nil, err
 	}
