@@ -780,3 +780,22 @@ func TestOCITagsCachedWithinTTL(t *testing.T) {
 		t.Fatalf("missing repository: %v", err)
 	}
 }
+
+func TestVerifyCosignRejectsBadInputBeforeAnyRequest(t *testing.T) {
+	ctx := context.Background()
+	ref := "127.0.0.1:1/charts/podinfo@sha256:" + strings.Repeat("0", 64)
+	for name, tc := range map[string]struct {
+		v    Verify
+		want string
+	}{
+		"bad issuer regexp":  {Verify{Provider: "cosign", Identities: []Identity{{Issuer: "(", Subject: ".*"}}}, "match_oidc_identity[0].issuer"},
+		"bad subject regexp": {Verify{Provider: "cosign", Identities: []Identity{{Issuer: ".*", Subject: "["}}}, "match_oidc_identity[0].subject"},
+		"no identity":        {Verify{Provider: "cosign"}, "needs at least one match_oidc_identity"},
+		"not a key":          {Verify{Provider: "cosign", PublicKeys: [][]byte{[]byte("not a key")}}, "public_keys[0]: not a PEM public key"},
+	} {
+		err := verifyCosign(ctx, &tc.v, ref, true, Auth{})
+		if err == nil || !strings.Contains(err.Error(), tc.want) || FieldOf(err) != "verify" {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}

@@ -86,6 +86,22 @@ func verifyCosign(ctx context.Context, v *Verify, ref string, plainHTTP bool, au
 		}
 		co.Identities = append(co.Identities, cosign.Identity{IssuerRegExp: id.Issuer, SubjectRegExp: id.Subject})
 	}
+	// Fetching the Sigstore trust roots takes no context (TUF over the
+	// network): do not let it outlive the apply.
+	if _, err := withContext(ctx, func() (struct{}, error) { return struct{}{}, keylessTrust(ctx, &co) }); err != nil {
+		return err
+	}
+	checked, _, err := cosign.VerifyImageSignatures(ctx, r, &co)
+	if err != nil || len(checked) == 0 {
+		return fieldErr("verify", marked(fmt.Errorf("no matching signatures were found for '%s': %v", ref, err), ErrVerification))
+	}
+	return nil
+}
+
+// keylessTrust fills in the Fulcio roots, Rekor and CT log keys and a Rekor
+// client, as Flux's keyless verifier does.
+func keylessTrust(ctx context.Context, co *cosign.CheckOpts) error {
+	var err error
 	if co.RootCerts, err = fulcio.GetRoots(); err != nil {
 		return fmt.Errorf("keyless verification: Fulcio roots: %w", err)
 	}
@@ -100,10 +116,6 @@ func verifyCosign(ctx context.Context, v *Verify, ref string, plainHTTP bool, au
 	}
 	if co.RekorClient, err = rekor.NewClient(options.DefaultRekorURL); err != nil {
 		return fmt.Errorf("keyless verification: Rekor client: %w", err)
-	}
-	checked, _, err := cosign.VerifyImageSignatures(ctx, r, &co)
-	if err != nil || len(checked) == 0 {
-		return fieldErr("verify", marked(fmt.Errorf("no matching signatures were found for '%s': %v", ref, err), ErrVerification))
 	}
 	return nil
 }
