@@ -98,6 +98,7 @@ func (d *dynamic) check() knownvalue.Check {
 // second plan within the TTL sends no request at all; deleting the cache
 // gives an empty plan and the file back after refresh.
 func TestAccHelmChartArtifact_httpRepository(t *testing.T) {
+	testenv.Need(t) // providerBlock needs the cluster
 	repo := startTestRepo(t, testenv.HelmRepoOptions{Username: "stevedore", Password: "s3cret", TLS: true}, "1.0.0", "1.1.0", "2.0.0", "1.9.0-rc.1")
 	cacheDir := t.TempDir()
 	var patch atomic.Int32
@@ -214,6 +215,7 @@ resource "stevedore_helmchart_artifact" "podinfo" {
 // configurations), and again after the cache is deleted (an empty plan, the
 // file back after refresh).
 func TestAccHelmChartArtifact_valuesFilesDeterministic(t *testing.T) {
+	testenv.Need(t) // providerBlock needs the cluster
 	repo := startTestRepo(t, testenv.HelmRepoOptions{}, "1.0.0")
 	cacheA, cacheB := t.TempDir(), t.TempDir()
 	config := func(cacheDir string) string {
@@ -300,6 +302,7 @@ resource "stevedore_helmchart_artifact" "podinfo" {
 // provider-level credentials: a chart signed with key A verifies with
 // [B, A] and fails with [B], leaving the state as it was.
 func TestAccHelmChartArtifact_ociCosign(t *testing.T) {
+	testenv.Need(t) // providerBlock needs the cluster
 	reg, err := testenv.StartOCIRegistry(testenv.OCIRegistryOptions{Username: "oci-user", Password: "oci-pass"})
 	if err != nil {
 		t.Fatal(err)
@@ -387,6 +390,7 @@ resource "stevedore_helmchart_artifact" "podinfo" {
 // file:// dependency, with the Revision strategy: a change to the source
 // shows in the plan as a new revision.
 func TestAccHelmChartArtifact_localDirectory(t *testing.T) {
+	testenv.Need(t) // providerBlock needs the cluster
 	src := t.TempDir()
 	copyTree(t, testenv.ChartsDir(), src)
 	dir := filepath.Join(src, "withdep")
@@ -462,6 +466,7 @@ resource "stevedore_helmchart_artifact" "podinfo" {
 // TestAccHelmChartArtifact_errors: each bad input fails the plan with a
 // diagnostic that names the cause, and nothing is stored.
 func TestAccHelmChartArtifact_errors(t *testing.T) {
+	testenv.Need(t) // providerBlock needs the cluster
 	repo := startTestRepo(t, testenv.HelmRepoOptions{Username: "u", Password: "p"}, "1.0.0")
 	down := startTestRepo(t, testenv.HelmRepoOptions{})
 	downURL := down.URL()
@@ -532,6 +537,7 @@ func copyTree(t *testing.T, from, to string) {
 // TestAccHelmChartArtifact_thirtyArtifactsWarmCache plans 30 artifacts
 // against a warm cache: an empty plan without one request to the repository.
 func TestAccHelmChartArtifact_thirtyArtifactsWarmCache(t *testing.T) {
+	testenv.Need(t) // providerBlock needs the cluster
 	repo := startTestRepo(t, testenv.HelmRepoOptions{}, "1.0.0", "1.1.0")
 	cacheDir := t.TempDir()
 	config := providerBlock(fmt.Sprintf("cache_dir = %s", hcl(cacheDir))) + fmt.Sprintf(`
@@ -575,6 +581,7 @@ resource "stevedore_helmchart_artifact" "many" {
 // shows in the next plan (tags listed again after the TTL) and apply pulls
 // it.
 func TestAccHelmChartArtifact_ociNewVersion(t *testing.T) {
+	testenv.Need(t) // providerBlock needs the cluster
 	reg, err := testenv.StartOCIRegistry(testenv.OCIRegistryOptions{})
 	if err != nil {
 		t.Fatal(err)
