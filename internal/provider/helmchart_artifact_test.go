@@ -643,3 +643,65 @@ resource "stevedore_helmchart_artifact" "podinfo" {
 		},
 	})
 }
+
+// TestAccHelmChartArtifact_refetchedDigestDiffers: with the ChartVersion
+// strategy a change to the sources alone builds nothing (Flux's behaviour),
+// but when the cached artifact is gone and building it again gives other
+// bytes, the refresh reports it and the plan shows the artifact being built
+// again.
+func TestAccHelmChartArtifact_refetchedDigestDiffers(t *testing.T) {
+	testenv.Need(t) // providerBlock needs the cluster
+	src := t.TempDir()
+	copyTree(t, podinfoSrc(), src)
+	cacheDir := t.TempDir()
+	config := providerBlock(fmt.Sprintf("cache_dir = %s", hcl(cacheDir))) + fmt.Sprintf(`
+resource "stevedore_helmchart_artifact" "podinfo" {
+  source_path = %s
+}
+`, hcl(src))
+	extra := filepath.Join(src, "templates", "extra.yaml")
+	var first string
+	accTest(t, resource.TestCase{
+		Steps: []resource.TestStep{
+			{
+				PreConfig: func() { os.Remove(extra); os.RemoveAll(cacheDir) },
+				Config:    config,
+				Check: resource.ComposeAggregateTestCheckFunc(
+					artifactFileMatches(artifactAddr),
+					resource.TestCheckResourceAttrWith(artifactAddr, "digest", func(v string) error { first = v; return nil }),
+				),
+			},
+			{
+				// Same version, new sources: nothing to do while the artifact
+				// is in the cache.
+				PreConfig: func() {
+					if err := os.WriteFile(extra, []byte("# extra\n"), 0o644); err != nil {
+						t.Error(err)
+					}
+				},
+				Config: config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectEmptyPlan(),
+				}},
+			},
+			{
+				// The cache is gone: the rebuild differs, so the plan says so.
+				PreConfig: func() { os.RemoveAll(cacheDir) },
+				Config:    config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(artifactAddr, plancheck.ResourceActionUpdate),
+					plancheck.ExpectUnknownValue(artifactAddr, tfjsonpath.New("digest")),
+				}},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					artifactFileMatches(artifactAddr),
+					resource.TestCheckResourceAttrWith(artifactAddr, "digest", func(v string) error {
+						if v == first {
+							return fmt.Errorf("digest %s unchanged after the sources changed", v)
+						}
+						return nil
+					}),
+				),
+			},
+		},
+	})
+}
