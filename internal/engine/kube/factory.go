@@ -140,3 +140,32 @@ func (f *Factory) Manager() (*Manager, error) {
 	rm.SetConcurrency(managerConcurrency)
 	return &Manager{rm: rm, client: f.client, mapper: f.mapper, fieldManager: f.fieldManager}, nil
 }
+
+// Impersonate returns a factory whose requests impersonate the service account
+// namespace/name, sharing this factory's RESTMapper and discovery (what the
+// cluster serves does not depend on who asks). RBAC denials then name the
+// service account, as they do for Flux's serviceAccountName.
+func (f *Factory) Impersonate(namespace, name string) (*Factory, error) {
+	if err := f.init(); err != nil {
+		return nil, err
+	}
+	rc := rest.CopyConfig(f.rest)
+	rc.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + namespace + ":" + name}
+	hc, err := rest.HTTPClientFor(rc)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes client impersonating %s/%s: %w", namespace, name, err)
+	}
+	c, err := client.New(rc, client.Options{HTTPClient: hc, Mapper: f.mapper})
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes client impersonating %s/%s: %w", namespace, name, err)
+	}
+	dyn, err := dynamic.NewForConfigAndClient(rc, hc)
+	if err != nil {
+		return nil, err
+	}
+	g := &Factory{cfg: f.cfg, fieldManager: f.fieldManager}
+	g.once.Do(func() {})
+	g.rest, g.http, g.mapper, g.client, g.dynamic, g.discovery = rc, hc, f.mapper, c, dyn, f.discovery
+	g.poller = polling.NewStatusPoller(c, f.mapper, polling.Options{})
+	return g, nil
+}

@@ -1,0 +1,82 @@
+package resourceset
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// ErrUnknownKind is returned for a kind the cluster does not serve and no CRD in
+// the set defines.
+var ErrUnknownKind = errors.New("unknown kind")
+
+// scopes says whether kinds are namespaced: from the CRDs in the set first (a
+// kind whose CRD is applied in the same set does not exist yet), then from the
+// cluster's RESTMapper.
+type scopes struct {
+	mapper meta.RESTMapper
+	crds   map[schema.GroupKind]bool
+}
+
+func newScopes(mapper meta.RESTMapper, objs []*unstructured.Unstructured) *scopes {
+	s := &scopes{mapper: mapper, crds: map[schema.GroupKind]bool{}}
+	for _, o := range objs {
+		if o.GetKind() != "CustomResourceDefinition" || o.GroupVersionKind().Group != "apiextensions.k8s.io" {
+			continue
+		}
+		group, _, _ := unstructured.NestedString(o.Object, "spec", "group")
+		kind, _, _ := unstructured.NestedString(o.Object, "spec", "names", "kind")
+		scope, _, _ := unstructured.NestedString(o.Object, "spec", "scope")
+		s.crds[schema.GroupKind{Group: group, Kind: kind}] = scope != "Cluster"
+	}
+	return s
+}
+
+// fromSet reports whether a CRD in the set defines gk.
+func (s *scopes) fromSet(gk schema.GroupKind) bool {
+	_, ok := s.crds[gk]
+	return ok
+}
+
+func (s *scopes) namespaced(gvk schema.GroupVersionKind) (bool, error) {
+	if ns, ok := s.crds[gvk.GroupKind()]; ok {
+		return ns, nil
+	}
+	m, err := s.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		if meta.IsNoMatchError(err) {
+			return false, fmt.Errorf("%w %s: the cluster does not serve it and no CustomResourceDefinition in the set defines it", ErrUnknownKind, gvkString(gvk))
+		}
+		return false, fmt.Errorf("mapping %s: %w", gvkString(gvk), err)
+	}
+	return m.Scope.Name() == meta.RESTScopeNameNamespace, nil
+}
+
+// defaultNamespaces sets the set's namespace on namespaced objects that name
+// none, and clears it on cluster-scoped ones (the API server would ignore it,
+// and the inventory ID must match the object's).
+func defaultNamespaces(objs []*unstructured.Unstructured, s *scopes, namespace string) error {
+	var errs []error
+	for _, o := range objs {
+		ns, err := s.namespaced(o.GroupVersionKind())
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", describe(o), err))
+			continue
+		}
+		switch {
+		case ns && o.GetNamespace() == "":
+			o.SetNamespace(namespace)
+		case !ns:
+			o.SetNamespace("")
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func gvkString(gvk schema.GroupVersionKind) string {
+	return strings.TrimPrefix(gvk.GroupVersion().String()+"/", "/") + gvk.Kind
+}

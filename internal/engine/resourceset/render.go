@@ -1,0 +1,256 @@
+package resourceset
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"strings"
+	"text/template"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
+)
+
+// RenderError is a render failure tied to the part of the spec that caused it,
+// so that the diagnostic can name the attribute.
+type RenderError struct {
+	// Attribute is "resources" or "resources_template".
+	Attribute string
+	// Index is the position in resources, or -1.
+	Index int
+	// Input is the position of the input being rendered, or -1.
+	Input int
+	Err   error
+}
+
+func (e *RenderError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.Attribute)
+	if e.Index >= 0 {
+		fmt.Fprintf(&b, "[%d]", e.Index)
+	}
+	if e.Input >= 0 {
+		fmt.Fprintf(&b, " (inputs[%d])", e.Input)
+	}
+	b.WriteString(": ")
+	b.WriteString(e.Err.Error())
+	return b.String()
+}
+
+func (e *RenderError) Unwrap() error { return e.Err }
+
+// renderer holds the parsed templates of a spec. Each template is parsed once
+// and executed once per input: flux-operator parses again for every input,
+// which is most of its render time on large matrices.
+type renderer struct {
+	current   map[string]any
+	resources []*template.Template
+	multi     *template.Template
+}
+
+func newRenderer(spec *Spec) (*renderer, error) {
+	r := &renderer{}
+	fm := funcMap(func() any { return r.current })
+	for i, res := range spec.Resources {
+		src, err := yaml.Marshal(res)
+		if err != nil {
+			return nil, &RenderError{Attribute: "resources", Index: i, Input: -1, Err: err}
+		}
+		t, err := newTemplate(fmt.Sprintf("resources[%d]", i), string(src), fm)
+		if err != nil {
+			return nil, &RenderError{Attribute: "resources", Index: i, Input: -1, Err: err}
+		}
+		r.resources = append(r.resources, t)
+	}
+	if strings.TrimSpace(spec.ResourcesTemplate) != "" {
+		t, err := newTemplate("resources_template", spec.ResourcesTemplate, fm)
+		if err != nil {
+			return nil, &RenderError{Attribute: "resources_template", Index: -1, Input: -1, Err: err}
+		}
+		r.multi = t
+	}
+	return r, nil
+}
+
+func newTemplate(name, src string, fm template.FuncMap) (*template.Template, error) {
+	return template.New(name).
+		Delims("<<", ">>").
+		Option("missingkey=error").
+		Funcs(fm).
+		Parse(src)
+}
+
+// execute renders t with one input. Rendering is sequential: r.current is the
+// input the `inputs` function returns.
+func (r *renderer) execute(t *template.Template, input map[string]any, buf *bytes.Buffer) error {
+	r.current = input
+	buf.Reset()
+	return t.Execute(buf, nil)
+}
+
+// Render renders the spec into the objects to apply, in order: resources before
+// resources_template, input by input. Objects are deduplicated by group, kind,
+// namespace and name (the first occurrence wins), objects annotated
+// reconcile: disabled are dropped, and the owner labels and common metadata are
+// set (common metadata wins). Namespaces are not defaulted here: that needs to
+// know which kinds are namespaced (see Namespacer).
+func Render(spec *Spec) ([]*unstructured.Unstructured, error) {
+	r, err := newRenderer(spec)
+	if err != nil {
+		return nil, err
+	}
+	inputs := spec.Inputs
+	inputIndex := func(i int) int { return i }
+	if len(inputs) == 0 {
+		inputs = []map[string]any{{}}
+		inputIndex = func(int) int { return -1 }
+	}
+
+	var (
+		out []*unstructured.Unstructured
+		buf bytes.Buffer
+	)
+	add := func(obj *unstructured.Unstructured) {
+		if obj.GetAnnotations()[ReconcileAnnotation] != DisabledValue {
+			out = append(out, obj)
+		}
+	}
+
+	for i, t := range r.resources {
+		for j, in := range inputs {
+			if err := r.execute(t, in, &buf); err != nil {
+				return nil, &RenderError{Attribute: "resources", Index: i, Input: inputIndex(j), Err: err}
+			}
+			objs, err := parseObjects(buf.Bytes())
+			if err == nil && len(objs) != 1 {
+				err = fmt.Errorf("renders %d objects, want exactly one (use resources_template for several)", len(objs))
+			}
+			if err != nil {
+				return nil, &RenderError{Attribute: "resources", Index: i, Input: inputIndex(j), Err: err}
+			}
+			add(objs[0])
+		}
+	}
+	if r.multi != nil {
+		for j, in := range inputs {
+			if err := r.execute(r.multi, in, &buf); err != nil {
+				return nil, &RenderError{Attribute: "resources_template", Index: -1, Input: inputIndex(j), Err: err}
+			}
+			objs, err := parseObjects(buf.Bytes())
+			if err != nil {
+				return nil, &RenderError{Attribute: "resources_template", Index: -1, Input: inputIndex(j), Err: err}
+			}
+			for _, o := range objs {
+				add(o)
+			}
+		}
+	}
+
+	out = dedupe(out)
+	for _, o := range out {
+		setMetadata(o, spec)
+	}
+	return out, nil
+}
+
+// dedupe keeps the first of the objects that name the same object in the
+// cluster: group, kind, namespace and name (two versions of a kind are one
+// object).
+func dedupe(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
+	seen := make(map[string]bool, len(objs))
+	out := objs[:0]
+	for _, o := range objs {
+		key := o.GroupVersionKind().Group + "/" + o.GetKind() + "/" + o.GetNamespace() + "/" + o.GetName()
+		if !seen[key] {
+			seen[key] = true
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// parseObjects reads the rendered YAML documents into objects. Unlike the ssa
+// reader it drops nothing silently: an empty document is skipped, anything
+// else must be an object with apiVersion, kind and name.
+func parseObjects(rendered []byte) ([]*unstructured.Unstructured, error) {
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(rendered), 4096)
+	var objs []*unstructured.Unstructured
+	for {
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			if errors.Is(err, io.EOF) {
+				return objs, nil
+			}
+			return nil, fmt.Errorf("rendered YAML is invalid: %w", err)
+		}
+		if t := bytes.TrimSpace(raw); len(t) == 0 || string(t) == "null" {
+			continue // an empty document, as `---` between conditionals leaves
+		}
+		// apimachinery's JSON keeps integers int64, as the API server would.
+		var m map[string]any
+		if err := utiljson.Unmarshal(raw, &m); err != nil {
+			return nil, fmt.Errorf("rendered document is not an object: %w", err)
+		}
+		o := &unstructured.Unstructured{Object: m}
+		if err := checkObject(o); err != nil {
+			return nil, err
+		}
+		objs = append(objs, o)
+	}
+}
+
+func checkObject(o *unstructured.Unstructured) error {
+	var missing []string
+	if o.GetAPIVersion() == "" {
+		missing = append(missing, "apiVersion")
+	}
+	if o.GetKind() == "" {
+		missing = append(missing, "kind")
+	}
+	if o.GetName() == "" {
+		missing = append(missing, "metadata.name")
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("rendered object %s has no %s", describe(o), strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+func describe(o *unstructured.Unstructured) string {
+	s := o.GetKind()
+	if s == "" {
+		s = "<no kind>"
+	}
+	if ns := o.GetNamespace(); ns != "" {
+		s += "/" + ns
+	}
+	name := o.GetName()
+	if name == "" {
+		name = "<no name>"
+	}
+	return s + "/" + name
+}
+
+func setMetadata(o *unstructured.Unstructured, spec *Spec) {
+	labels := o.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[NameLabel] = spec.Name
+	labels[NamespaceLabel] = spec.Namespace
+	maps.Copy(labels, spec.CommonMetadata.Labels)
+	o.SetLabels(labels)
+	if len(spec.CommonMetadata.Annotations) > 0 {
+		ann := o.GetAnnotations()
+		if ann == nil {
+			ann = map[string]string{}
+		}
+		maps.Copy(ann, spec.CommonMetadata.Annotations)
+		o.SetAnnotations(ann)
+	}
+}

@@ -1,0 +1,76 @@
+// Package resourceset renders a matrix of inputs through `<< >>` templates into
+// Kubernetes objects, deduplicates them, applies them server-side in stages,
+// prunes what left the set, and waits for them with kstatus, with the
+// semantics of flux-operator's ResourceSet. It knows nothing of Terraform.
+package resourceset
+
+import "time"
+
+// Labels and annotations the engine reads or writes.
+const (
+	// NameLabel and NamespaceLabel mark every applied object with the set that
+	// owns it; prune only deletes objects that carry both.
+	NameLabel      = "stevedore.dev/resourceset-name"
+	NamespaceLabel = "stevedore.dev/resourceset-namespace"
+
+	// ReconcileAnnotation set to DisabledValue on a rendered object drops it.
+	ReconcileAnnotation = "fluxcd.controlplane.io/reconcile"
+	// PruneAnnotation set to DisabledValue keeps an object in the cluster when
+	// it leaves the set.
+	PruneAnnotation = "fluxcd.controlplane.io/prune"
+	DisabledValue   = "disabled"
+)
+
+// Spec is a ResourceSet.
+type Spec struct {
+	// Name and Namespace identify the set; Namespace is also the namespace of
+	// namespaced objects that name none.
+	Name      string
+	Namespace string
+
+	// Inputs is the matrix: every resource is rendered once per input. No
+	// inputs renders everything once, with an empty input.
+	Inputs []map[string]any
+	// Resources are manifests whose strings may hold templates.
+	Resources []map[string]any
+	// ResourcesTemplate is a multi-document YAML template rendered once per
+	// input.
+	ResourcesTemplate string
+
+	CommonMetadata CommonMetadata
+	Dependencies   []Dependency
+
+	// Wait blocks apply until every object is Current by kstatus.
+	Wait bool
+	// Timeout bounds waiting for dependencies, for established CRDs and, with
+	// Wait, for the objects.
+	Timeout time.Duration
+	// ServiceAccountName, when set, makes every request impersonate
+	// system:serviceaccount:<Namespace>:<ServiceAccountName>.
+	ServiceAccountName string
+	// Force recreates objects whose immutable fields changed.
+	Force bool
+}
+
+// CommonMetadata is set on every object, over what the templates set.
+type CommonMetadata struct {
+	Labels      map[string]string
+	Annotations map[string]string
+}
+
+// Dependency is an object that must exist (and with Ready, be ready) before the
+// set is applied.
+type Dependency struct {
+	APIVersion string
+	Kind       string
+	Name       string
+	Namespace  string
+	// Ready requires the object to be Current by kstatus, or ReadyExpr to hold.
+	Ready bool
+	// ReadyExpr is a CEL expression over the object's top-level fields
+	// (metadata, spec, status, data) returning bool; used only with Ready.
+	ReadyExpr string
+}
+
+// DefaultTimeout is the timeout of a set that sets none.
+const DefaultTimeout = 5 * time.Minute
