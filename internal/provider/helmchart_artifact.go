@@ -179,6 +179,17 @@ func (r *helmChartArtifactResource) specFrom(ctx context.Context, m *helmChartAr
 			spec.Auth.Username, spec.Auth.Password = c.Username, c.Password
 		}
 	}
+	if spec.SourcePath != "" && r.data != nil {
+		// Dependencies of a local chart from https:// or oci:// repositories
+		// use the provider's registries.
+		regs := r.data.registries
+		spec.DependencyAuth = func(repository string) chart.Auth {
+			if c, ok := registryFor(regs, repository); ok {
+				return chart.Auth{Username: c.Username, Password: c.Password}
+			}
+			return chart.Auth{}
+		}
+	}
 	if v := m.Verify; v != nil {
 		spec.Verify = &chart.Verify{Provider: v.Provider.ValueString()}
 		if spec.Verify.Provider == "" {

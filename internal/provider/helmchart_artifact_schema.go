@@ -49,8 +49,9 @@ func helmChartArtifactSchema() schema.Schema {
 			},
 			"source_path": schema.StringAttribute{
 				Optional: true,
-				Description: "Local chart directory. `file://` dependencies are built into `charts/` as `helm dependency build` " +
-					"does; `.helmignore` is honoured.",
+				Description: "Local chart directory; `.helmignore` is honoured. Dependencies missing from `charts/` are built " +
+					"into it as `helm dependency build` does: `file://` ones from their directory, `https://` and `oci://` ones " +
+					"fetched with the provider's `registries` credentials (`Chart.lock` pins their versions).",
 				Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
 			},
 			"chart": schema.StringAttribute{

@@ -705,3 +705,63 @@ resource "stevedore_helmchart_artifact" "podinfo" {
 		},
 	})
 }
+
+// TestAccHelmChartArtifact_localRemoteDependency: a local chart whose
+// dependency lives in a private Helm repository, fetched with the
+// provider's registries credentials.
+func TestAccHelmChartArtifact_localRemoteDependency(t *testing.T) {
+	testenv.Need(t) // providerBlock needs the cluster
+	repo := startTestRepo(t, testenv.HelmRepoOptions{Username: "dep-user", Password: "dep-pass"}, "1.0.0", "1.1.0")
+	dir := t.TempDir()
+	chartYAML := fmt.Sprintf("apiVersion: v2\nname: umbrella\nversion: 0.2.0\ndependencies:\n- name: podinfo\n  version: ~1.0.0\n  repository: %s\n", repo.URL())
+	if err := os.WriteFile(filepath.Join(dir, "Chart.yaml"), []byte(chartYAML), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cacheDir := t.TempDir()
+	config := providerBlock(fmt.Sprintf(`
+  cache_dir = %s
+  registries = [{
+    url      = %s
+    username = "dep-user"
+    password = "dep-pass"
+  }]`, hcl(cacheDir), hcl(repo.URL()))) + fmt.Sprintf(`
+resource "stevedore_helmchart_artifact" "podinfo" {
+  source_path = %s
+}
+`, hcl(dir))
+	accTest(t, resource.TestCase{
+		Steps: []resource.TestStep{
+			{
+				PreConfig: func() { os.RemoveAll(cacheDir) },
+				Config:    config,
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("chart_name"), knownvalue.StringExact("umbrella")),
+					statecheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("revision"), knownvalue.StringExact("0.2.0")),
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					artifactFileMatches(artifactAddr),
+					func(s *terraform.State) error {
+						data, err := os.ReadFile(s.RootModule().Resources[artifactAddr].Primary.Attributes["path"])
+						if err != nil {
+							return err
+						}
+						ch, err := loader.LoadArchive(bytes.NewReader(data))
+						if err != nil {
+							return err
+						}
+						if deps := ch.Dependencies(); len(deps) != 1 || deps[0].Name() != "podinfo" || deps[0].Metadata.Version != "1.0.0" {
+							return fmt.Errorf("dependencies %v, want podinfo 1.0.0 from the repository", deps)
+						}
+						return nil
+					},
+				),
+			},
+			{
+				Config: config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectEmptyPlan(),
+				}},
+			},
+		},
+	})
+}

@@ -1,5 +1,7 @@
-# A chart from a directory of this repository. file:// dependencies are built
-# into charts/ as `helm dependency build` does. With the Revision strategy a
+# A chart from a directory of this repository. Dependencies missing from
+# charts/ are built into it as `helm dependency build` does: file:// ones from
+# their directory, https:// and oci:// ones fetched with the provider's
+# registries credentials. With the Revision strategy a
 # change to the sources (a new git commit, or changed files outside git) gives
 # a new artifact: revision is "<version>+<first 12 characters of the source
 # revision>".

@@ -103,7 +103,10 @@ type Spec struct {
 	// HelmRepository `insecure`). Loopback registries always are.
 	Insecure bool
 	Auth     Auth
-	Verify   *Verify
+	// DependencyAuth returns the credentials for a dependency's repository
+	// (https:// or oci://) of a local chart; nil means anonymous.
+	DependencyAuth func(repository string) Auth
+	Verify         *Verify
 }
 
 // Kind returns the source kind of the spec.

@@ -72,7 +72,7 @@ func (e *Engine) Resolve(ctx context.Context, spec Spec) (*Resolved, error) {
 		}
 		return r, nil
 	default:
-		lc, err := e.loadLocalSpec(&spec)
+		lc, err := e.loadLocalSpec(ctx, &spec)
 		if err != nil {
 			return nil, err
 		}
@@ -127,7 +127,7 @@ func (e *Engine) Build(ctx context.Context, spec Spec, version string) (*Artifac
 	case SourceOCI:
 		a, data, err = e.buildOCI(ctx, &pinned)
 	default:
-		a, data, err = e.buildLocal(&spec, version)
+		a, data, err = e.buildLocal(ctx, &spec, version)
 	}
 	if err != nil {
 		return nil, err
@@ -244,8 +244,8 @@ func (e *Engine) fromArchive(spec *Spec, data []byte) (*Artifact, []byte, error)
 	return a, out, nil
 }
 
-func (e *Engine) loadLocalSpec(spec *Spec) (*localChart, error) {
-	lc, err := loadLocal(spec.SourcePath, map[string]bool{})
+func (e *Engine) loadLocalSpec(ctx context.Context, spec *Spec) (*localChart, error) {
+	lc, err := e.loadLocal(ctx, spec.SourcePath, spec.DependencyAuth, map[string]bool{})
 	if err != nil {
 		return nil, err
 	}
@@ -317,8 +317,8 @@ func (e *Engine) localBuild(spec *Spec, lc *localChart) (*localResult, error) {
 	return res, nil
 }
 
-func (e *Engine) buildLocal(spec *Spec, version string) (*Artifact, []byte, error) {
-	lc, err := e.loadLocalSpec(spec)
+func (e *Engine) buildLocal(ctx context.Context, spec *Spec, version string) (*Artifact, []byte, error) {
+	lc, err := e.loadLocalSpec(ctx, spec)
 	if err != nil {
 		return nil, nil, err
 	}

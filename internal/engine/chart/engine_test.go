@@ -799,3 +799,123 @@ func TestVerifyCosignRejectsBadInputBeforeAnyRequest(t *testing.T) {
 		}
 	}
 }
+
+// TestBuildLocalWithRemoteDependencies: dependencies from a Helm repository
+// (with credentials) and an OCI registry are resolved, fetched and packaged
+// into charts/, the lock file pinning versions; a second build uses the
+// cached archives.
+func TestBuildLocalWithRemoteDependencies(t *testing.T) {
+	repo := startRepo(t, testenv.HelmRepoOptions{Username: "u", Password: "p"}, "1.0.0", "1.1.0", "2.0.0")
+	reg, err := testenv.StartOCIRegistry(testenv.OCIRegistryOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(reg.Close)
+	crdsTgz, err := testenv.PackageChart(filepath.Join(testenv.ChartsDir(), "crds"), "0.3.0", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := reg.PushChart(crdsTgz, "charts"); err != nil {
+		t.Fatal(err)
+	}
+	crdsName := func() string {
+		data, _ := os.ReadFile(crdsTgz)
+		ch, _ := loader.LoadArchive(bytes.NewReader(data))
+		return ch.Name()
+	}()
+
+	dir := t.TempDir()
+	mustWrite(t, filepath.Join(dir, "Chart.yaml"), fmt.Sprintf(`apiVersion: v2
+name: umbrella
+version: 0.1.0
+dependencies:
+- name: podinfo
+  version: ^1.0.0
+  repository: %s
+- name: %s
+  version: ">=0.1.0"
+  repository: %s
+`, repo.URL(), crdsName, reg.URL()+"/charts"))
+	mustWrite(t, filepath.Join(dir, "templates", "cm.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: umbrella\n")
+	auth := func(r string) Auth {
+		if strings.HasPrefix(r, repo.URL()) {
+			return Auth{Username: "u", Password: "p"}
+		}
+		return Auth{}
+	}
+	ctx := context.Background()
+	e, _ := newEngine(t, time.Minute)
+	spec := Spec{SourcePath: dir, DependencyAuth: auth}
+	a, err := e.Build(ctx, spec, "0.1.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deps := packagedDependencies(t, a.Path)
+	if deps["podinfo"] != "1.1.0" || deps[crdsName] != "0.3.0" || len(deps) != 2 {
+		t.Fatalf("packaged dependencies %v, want podinfo 1.1.0 and %s 0.3.0", deps, crdsName)
+	}
+
+	// Cached: the repository is not asked for the archive again.
+	repo.ResetCounters()
+	a2, err := e.Build(ctx, spec, "0.1.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a2.Digest != a.Digest {
+		t.Fatalf("second build %s, first %s", a2.Digest, a.Digest)
+	}
+	if n := repo.RequestsFor("/charts/podinfo-1.1.0.tgz"); n != 0 {
+		t.Fatalf("%d downloads of a cached dependency", n)
+	}
+
+	// Chart.lock pins the version.
+	mustWrite(t, filepath.Join(dir, "Chart.lock"), fmt.Sprintf(`dependencies:
+- name: podinfo
+  version: 1.0.0
+  repository: %s
+- name: %s
+  version: 0.3.0
+  repository: %s
+digest: sha256:0000000000000000000000000000000000000000000000000000000000000000
+generated: "2026-01-01T00:00:00Z"
+`, repo.URL(), crdsName, reg.URL()+"/charts"))
+	a3, err := e.Build(ctx, spec, "0.1.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if deps := packagedDependencies(t, a3.Path); deps["podinfo"] != "1.0.0" {
+		t.Fatalf("with Chart.lock: %v, want podinfo 1.0.0", deps)
+	}
+
+	// Without credentials the repository refuses.
+	e2, _ := newEngine(t, time.Minute)
+	if _, err := e2.Build(ctx, Spec{SourcePath: dir}, "0.1.0"); !errors.Is(err, ErrUnauthorized) ||
+		!strings.Contains(err.Error(), "chart 'umbrella': dependency 'podinfo'") || FieldOf(err) != "source_path" {
+		t.Fatalf("no credentials: %v", err)
+	}
+
+	// A repository alias needs Helm's repository configuration.
+	os.Remove(filepath.Join(dir, "Chart.lock"))
+	mustWrite(t, filepath.Join(dir, "Chart.yaml"), "apiVersion: v2\nname: umbrella\nversion: 0.1.0\ndependencies:\n- name: podinfo\n  version: 1.0.0\n  repository: '@stable'\n")
+	if _, err := e.Build(ctx, spec, "0.1.0"); err == nil || !strings.Contains(err.Error(), "by a Helm repository alias") {
+		t.Fatalf("alias: %v", err)
+	}
+}
+
+// packagedDependencies returns name -> version of the subcharts of an archive.
+func packagedDependencies(t *testing.T, path string) map[string]string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, err := loader.LoadArchive(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, d := range ch.Dependencies() {
+		out[d.Name()] = d.Metadata.Version
+	}
+	return out
+}

@@ -2,11 +2,13 @@ package chart
 
 import (
 	"bufio"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,10 +28,13 @@ type localChart struct {
 	files []file
 }
 
-// loadLocal loads the chart in dir, honouring .helmignore, and packages each
-// file:// dependency that charts/ does not hold yet as
-// charts/<name>-<version>.tgz. seen guards against dependency cycles.
-func loadLocal(dir string, seen map[string]bool) (*localChart, error) {
+// loadLocal loads the chart in dir, honouring .helmignore, and adds each
+// dependency that charts/ does not hold yet as charts/<name>-<version>.tgz,
+// as `helm dependency build` does: a file:// dependency packaged from its
+// directory, a https:// or oci:// one resolved and fetched like a chart of
+// its own (Chart.lock, when present, pins the versions). seen guards against
+// dependency cycles.
+func (e *Engine) loadLocal(ctx context.Context, dir string, depAuth func(string) Auth, seen map[string]bool) (*localChart, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
@@ -60,20 +65,31 @@ func loadLocal(dir string, seen map[string]bool) (*localChart, error) {
 	for _, sub := range ch.Dependencies() {
 		present[sub.Name()] = true
 	}
-	for _, dep := range ch.Metadata.Dependencies {
+	reqs := ch.Metadata.Dependencies
+	if ch.Lock != nil {
+		// The lock file takes precedence, as it does for Helm and Flux.
+		reqs = ch.Lock.Dependencies
+	}
+	for _, dep := range reqs {
 		if present[dep.Name] {
 			continue
 		}
 		if !strings.HasPrefix(dep.Repository, fileRepositoryPrefix) {
-			return nil, fieldErr("source_path", fmt.Errorf(
-				"chart '%s': dependency '%s' from '%s' is not in charts/: only file:// dependencies are built; vendor the others with `helm dependency build`",
-				ch.Name(), dep.Name, dep.Repository))
+			f, err := e.remoteDependency(ctx, ch.Name(), dep, depAuth)
+			if err != nil {
+				// About the chart directory, whatever field of the
+				// dependency's own spec the cause names.
+				return nil, &Error{Field: "source_path", Err: err}
+			}
+			lc.files = append(lc.files, f)
+			present[dep.Name] = true
+			continue
 		}
 		depDir := strings.TrimPrefix(dep.Repository, fileRepositoryPrefix)
 		if !filepath.IsAbs(depDir) {
 			depDir = filepath.Join(abs, depDir)
 		}
-		sub, err := loadLocal(depDir, seen)
+		sub, err := e.loadLocal(ctx, depDir, depAuth, seen)
 		if err != nil {
 			return nil, fieldErr("source_path", fmt.Errorf("chart '%s': dependency '%s': %w", ch.Name(), dep.Name, err))
 		}
@@ -254,4 +270,74 @@ func isHex(s string) bool {
 	}
 	_, err := hex.DecodeString(s)
 	return err == nil
+}
+
+// remoteDependency resolves a dependency from a Helm repository or an OCI
+// registry and returns its archive as charts/<name>-<version>.tgz. Archives
+// are kept in the cache by repository, name and version (chart versions are
+// immutable), so a plan of a local chart does not download them again.
+func (e *Engine) remoteDependency(ctx context.Context, parent string, dep *chart.Dependency, depAuth func(string) Auth) (file, error) {
+	repo := dep.Repository
+	if strings.HasPrefix(repo, "@") || strings.HasPrefix(repo, "alias:") || !strings.Contains(repo, "://") {
+		return file{}, fmt.Errorf("chart '%s': dependency '%s' names repository '%s' by a Helm repository alias: "+
+			"use its URL, or vendor the dependency into charts/", parent, dep.Name, repo)
+	}
+	var auth Auth
+	if depAuth != nil {
+		auth = depAuth(repo)
+	}
+	spec := Spec{Repository: repo, Chart: dep.Name, Version: dep.Version, Auth: auth}
+	if err := spec.Validate(); err != nil {
+		return file{}, fmt.Errorf("chart '%s': dependency '%s': %w", parent, dep.Name, err)
+	}
+	var version string
+	switch spec.Kind() {
+	case SourceOCI:
+		v, err := e.resolveOCI(ctx, &spec)
+		if err != nil {
+			return file{}, fmt.Errorf("chart '%s': dependency '%s': %w", parent, dep.Name, err)
+		}
+		version = v
+	default:
+		entry, err := e.httpEntry(ctx, &spec, spec.Version)
+		if err != nil {
+			return file{}, fmt.Errorf("chart '%s': dependency '%s': %w", parent, dep.Name, err)
+		}
+		version = entry.Version
+	}
+	name := "charts/" + dep.Name + "-" + version + ".tgz"
+	cached := filepath.Join(e.cacheDir, "dependencies", hashKey(repo+"\x00"+dep.Name+"\x00"+version), dep.Name+"-"+version+".tgz")
+	if data, err := os.ReadFile(cached); err == nil {
+		if _, err := loadArchive(dep.Name, data); err == nil {
+			return file{name: name, data: data}, nil
+		}
+	}
+	spec.Version = version
+	var (
+		data []byte
+		err  error
+	)
+	if spec.Kind() == SourceOCI {
+		data, _, _, err = e.pullOCI(ctx, &spec, version)
+	} else {
+		var client *http.Client
+		if client, err = httpClient(auth); err == nil {
+			var entry *Entry
+			if entry, err = e.httpEntry(ctx, &spec, version); err == nil {
+				data, err = downloadHTTP(ctx, client, repo, entry, auth, dep.Name)
+			}
+		}
+	}
+	if err != nil {
+		return file{}, fmt.Errorf("chart '%s': dependency '%s': %w", parent, dep.Name, err)
+	}
+	ch, err := loadArchive(dep.Name, data)
+	if err != nil {
+		return file{}, fmt.Errorf("chart '%s': dependency '%s': %w", parent, dep.Name, err)
+	}
+	if ch.Name() != dep.Name {
+		return file{}, fmt.Errorf("chart '%s': dependency '%s': the archive holds chart '%s'", parent, dep.Name, ch.Name())
+	}
+	_ = writeFileAtomic(cached, data)
+	return file{name: name, data: data}, nil
 }
