@@ -256,7 +256,7 @@ func (e *Engine) storeIndex(dir, indexURL string, resp *http.Response) (*Index, 
 	}
 	memoPut(indexURL, meta.Digest, idx)
 	// A cache that cannot be written only costs a request next time.
-	if err := os.MkdirAll(dir, 0o755); err == nil {
+	if err := os.MkdirAll(dir, 0o700); err == nil {
 		if data, err := encodeIndex(idx); err == nil && writeFileAtomic(filepath.Join(dir, "index.cache"), data) == nil {
 			_ = writeJSONAtomic(filepath.Join(dir, "meta.json"), meta)
 		}
@@ -306,7 +306,8 @@ func writeJSONAtomic(path string, v any) error {
 }
 
 func writeFileAtomic(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	// Private: indexes and charts of private repositories live here.
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
 	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path)+"-")
@@ -317,10 +318,6 @@ func writeFileAtomic(path string, data []byte) error {
 	_, werr := f.Write(data)
 	cerr := f.Close()
 	if err := errors.Join(werr, cerr); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if err := os.Chmod(tmp, 0o644); err != nil {
 		os.Remove(tmp)
 		return err
 	}
