@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/fluxcd/cli-utils/pkg/object"
@@ -185,6 +187,8 @@ func (m *Manager) Drift(ctx context.Context, desired []*unstructured.Unstructure
 			out = append(out, dr)
 		}
 	}
+	// Sorted like inventories, so that state does not depend on apply order.
+	slices.SortFunc(out, func(a, b Drift) int { return strings.Compare(a.ID, b.ID) })
 	return out, nil
 }
 

@@ -1,0 +1,127 @@
+package provider
+
+import (
+	"regexp"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+)
+
+var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+
+var (
+	inventoryEntryType = types.ObjectType{AttrTypes: map[string]attr.Type{"id": types.StringType, "v": types.StringType}}
+	driftChangeType    = types.ObjectType{AttrTypes: map[string]attr.Type{
+		"op": types.StringType, "path": types.StringType, "from": types.StringType, "to": types.StringType,
+	}}
+	driftEntryType = types.ObjectType{AttrTypes: map[string]attr.Type{
+		"id": types.StringType, "type": types.StringType, "changes": types.ListType{ElemType: driftChangeType},
+	}}
+	conditionType = types.ObjectType{AttrTypes: map[string]attr.Type{
+		"type": types.StringType, "status": types.StringType, "reason": types.StringType, "message": types.StringType,
+	}}
+)
+
+func resourceSetSchema() schema.Schema {
+	replace := []planmodifier.String{stringplanmodifier.RequiresReplace()}
+	return schema.Schema{
+		Description: "A set of Kubernetes objects rendered from a matrix of inputs through `<< >>` templates, " +
+			"applied server-side in stages, pruned when they leave the set, with the semantics of flux-operator's ResourceSet. " +
+			"The inventory of applied objects is state; objects to create and to prune show in the plan.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{
+				Computed: true, Description: "`<namespace>/<name>`.",
+				PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			},
+			"name": schema.StringAttribute{
+				Required: true, PlanModifiers: replace,
+				Description: "Name of the set: with namespace, the owner labels `stevedore.dev/resourceset-name` and `-namespace` on every object.",
+				Validators:  []validator.String{stringvalidator.LengthBetween(1, 63), stringvalidator.RegexMatches(dnsLabel, "must be a DNS label")},
+			},
+			"namespace": schema.StringAttribute{
+				Required: true, PlanModifiers: replace,
+				Description: "Namespace of the set, and of the namespaced objects that name none.",
+				Validators:  []validator.String{stringvalidator.LengthBetween(1, 63), stringvalidator.RegexMatches(dnsLabel, "must be a DNS label")},
+			},
+			"inputs": schema.DynamicAttribute{
+				Optional: true,
+				Description: "List of objects, each one input of the matrix: every resource is rendered once per input, " +
+					"which templates read as `<< inputs.key >>`. Without inputs everything renders once.",
+			},
+			"resources": schema.DynamicAttribute{
+				Optional:    true,
+				Description: "List of Kubernetes manifests (objects) whose strings may hold `<< >>` Go templates; each renders to one object per input.",
+			},
+			"resources_template": schema.StringAttribute{
+				Optional:    true,
+				Description: "A multi-document YAML Go template with `<< >>` delimiters, rendered once per input. `resources` win over it on duplicates.",
+			},
+			"wait": schema.BoolAttribute{
+				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+				Description: "Wait for every object to be Current by kstatus (Deployments available, Jobs complete, ...).",
+			},
+			"timeout": schema.StringAttribute{
+				Optional: true, Computed: true, Default: stringdefault.StaticString("5m"),
+				Description: "Bound of the waits: dependencies, CRDs becoming established, `wait`. A Go duration.",
+				Validators:  []validator.String{durationValidator{}},
+			},
+			"service_account_name": schema.StringAttribute{
+				Optional:    true,
+				Description: "Impersonate this service account of `namespace` for every request, so that its RBAC bounds what the set may do.",
+			},
+			"force": schema.BoolAttribute{
+				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+				Description: "Recreate objects whose immutable fields changed instead of failing.",
+			},
+			"inventory": schema.ListAttribute{
+				Computed: true, ElementType: inventoryEntryType,
+				Description: "The objects the set owns, sorted, as Flux inventories list them: `id` is `<namespace>_<name>_<group>_<kind>`, `v` the API version.",
+			},
+			"manifests": schema.StringAttribute{
+				Computed:    true,
+				Description: "The rendered objects as multi-document YAML, Secret values masked.",
+			},
+			"drift": schema.ListAttribute{
+				Computed: true, ElementType: driftEntryType,
+				Description: "Objects of the set that changed in the cluster or were deleted, found by server-side dry-run with the provider's field manager " +
+					"at refresh; the next apply restores them. `type` is `update` or `create` (missing).",
+			},
+			"conditions": schema.ListAttribute{
+				Computed: true, ElementType: conditionType,
+				Description: "kstatus-style conditions after the last apply (`Ready`).",
+			},
+		},
+		Blocks: map[string]schema.Block{
+			"common_metadata": schema.SingleNestedBlock{
+				Description: "Labels and annotations set on every object, over what the templates set.",
+				Attributes: map[string]schema.Attribute{
+					"labels":      schema.MapAttribute{Optional: true, ElementType: types.StringType, Description: "Labels."},
+					"annotations": schema.MapAttribute{Optional: true, ElementType: types.StringType, Description: "Annotations."},
+				},
+			},
+			"dependencies": schema.ListNestedBlock{
+				Description: "Objects that must exist, and with `ready` be ready, before the set is applied; polled every 5 seconds until `timeout`.",
+				NestedObject: schema.NestedBlockObject{
+					Attributes: map[string]schema.Attribute{
+						"api_version": schema.StringAttribute{Required: true, Description: "API version, e.g. `v1`."},
+						"kind":        schema.StringAttribute{Required: true, Description: "Kind."},
+						"name":        schema.StringAttribute{Required: true, Description: "Name."},
+						"namespace":   schema.StringAttribute{Optional: true, Description: "Namespace; empty for cluster-scoped objects."},
+						"ready": schema.BoolAttribute{Optional: true,
+							Description: "Require the object to be ready: kstatus Current, or `ready_expr` true."},
+						"ready_expr": schema.StringAttribute{Optional: true,
+							Description: "CEL expression over the object's `metadata`, `spec`, `status` and `data`, returning bool; " +
+								"with the strings, sets and encoders extensions and optional types. Only with `ready = true`."},
+					},
+				},
+			},
+		},
+	}
+}
