@@ -7,7 +7,10 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"runtime"
+	"slices"
 	"strings"
+	"sync"
 	"text/template"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -111,51 +114,101 @@ func Render(spec *Spec) ([]*unstructured.Unstructured, error) {
 		inputIndex = func(int) int { return -1 }
 	}
 
-	var (
-		out []*unstructured.Unstructured
-		buf bytes.Buffer
-	)
-	add := func(obj *unstructured.Unstructured) {
-		if obj.GetAnnotations()[ReconcileAnnotation] != DisabledValue {
-			out = append(out, obj)
-		}
-	}
-
-	for i, t := range r.resources {
-		for j, in := range inputs {
-			if err := r.execute(t, in, &buf); err != nil {
-				return nil, &RenderError{Attribute: "resources", Index: i, Input: inputIndex(j), Err: err}
-			}
-			objs, err := parseObjects(buf.Bytes())
-			if err == nil && len(objs) != 1 {
-				err = fmt.Errorf("renders %d objects, want exactly one (use resources_template for several)", len(objs))
-			}
-			if err != nil {
-				return nil, &RenderError{Attribute: "resources", Index: i, Input: inputIndex(j), Err: err}
-			}
-			add(objs[0])
-		}
-	}
+	// results[t][j] is template t (resources in order, then
+	// resources_template) rendered with input j.
+	ntmpl := len(r.resources)
 	if r.multi != nil {
-		for j, in := range inputs {
-			if err := r.execute(r.multi, in, &buf); err != nil {
-				return nil, &RenderError{Attribute: "resources_template", Index: -1, Input: inputIndex(j), Err: err}
+		ntmpl++
+	}
+	results := make([][]rendered, ntmpl)
+	for t := range results {
+		results[t] = make([]rendered, len(inputs))
+	}
+	if err := r.renderAll(spec, inputs, results); err != nil {
+		return nil, err
+	}
+
+	var out []*unstructured.Unstructured
+	for t := range results {
+		attr, index := "resources", t
+		if t == len(r.resources) {
+			attr, index = "resources_template", -1
+		}
+		for j, res := range results[t] {
+			if res.err != nil {
+				return nil, &RenderError{Attribute: attr, Index: index, Input: inputIndex(j), Err: res.err}
 			}
-			objs, err := parseObjects(buf.Bytes())
-			if err != nil {
-				return nil, &RenderError{Attribute: "resources_template", Index: -1, Input: inputIndex(j), Err: err}
-			}
-			for _, o := range objs {
-				add(o)
+			for _, o := range res.objs {
+				if o.GetAnnotations()[ReconcileAnnotation] != DisabledValue {
+					out = append(out, o)
+				}
 			}
 		}
 	}
-
 	out = dedupe(out)
 	for _, o := range out {
 		setMetadata(o, spec)
 	}
 	return out, nil
+}
+
+type rendered struct {
+	objs []*unstructured.Unstructured
+	err  error
+}
+
+// parallelRenderThreshold is the number of renders below which one goroutine
+// is faster than several.
+const parallelRenderThreshold = 256
+
+// renderAll fills results. Large matrices are split over GOMAXPROCS workers by
+// input, each with its own parsed templates (a template's `inputs` is the
+// renderer's current input, so a renderer is not shared); the result does not
+// depend on the split.
+func (r *renderer) renderAll(spec *Spec, inputs []map[string]any, results [][]rendered) error {
+	workers := runtime.GOMAXPROCS(0)
+	if n := len(inputs) * len(results); n < parallelRenderThreshold || workers < 2 {
+		workers = 1
+	}
+	renderers := []*renderer{r}
+	for len(renderers) < workers {
+		w, err := newRenderer(spec)
+		if err != nil {
+			return err
+		}
+		renderers = append(renderers, w)
+	}
+	var wg sync.WaitGroup
+	for w, rr := range renderers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var buf bytes.Buffer
+			templates := rr.resources
+			if rr.multi != nil {
+				templates = append(slices.Clip(templates), rr.multi)
+			}
+			for t, tmpl := range templates {
+				single := t < len(rr.resources)
+				for j := w; j < len(inputs); j += len(renderers) {
+					results[t][j] = rr.render(tmpl, inputs[j], single, &buf)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return nil
+}
+
+func (r *renderer) render(t *template.Template, input map[string]any, single bool, buf *bytes.Buffer) rendered {
+	if err := r.execute(t, input, buf); err != nil {
+		return rendered{err: err}
+	}
+	objs, err := parseObjects(buf.Bytes())
+	if err == nil && single && len(objs) != 1 {
+		err = fmt.Errorf("renders %d objects, want exactly one (use resources_template for several)", len(objs))
+	}
+	return rendered{objs: objs, err: err}
 }
 
 // dedupe keeps the first of the objects that name the same object in the
