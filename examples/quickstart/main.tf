@@ -36,6 +36,62 @@ resource "stevedore_helmchart_artifact" "podinfo" {
   version    = "*"
 }
 
+# Two tenants, each with a namespace, a service account and a web Deployment,
+# rendered from one template. Remove a tenant and the plan shows its objects
+# leaving the inventory; edit or delete one of them with kubectl and the next
+# plan shows the drift, which apply restores.
+resource "stevedore_resourceset" "tenants" {
+  name      = "tenants"
+  namespace = "default"
+
+  inputs = [
+    { tenant = "team-a", replicas = 1 },
+    { tenant = "team-b", replicas = 2 },
+  ]
+
+  resources_template = <<-EOT
+    apiVersion: v1
+    kind: Namespace
+    metadata:
+      name: << inputs.tenant >>
+    ---
+    apiVersion: v1
+    kind: ServiceAccount
+    metadata:
+      name: deployer
+      namespace: << inputs.tenant >>
+    ---
+    apiVersion: apps/v1
+    kind: Deployment
+    metadata:
+      name: web
+      namespace: << inputs.tenant >>
+    spec:
+      replicas: << inputs.replicas | int >>
+      selector:
+        matchLabels: {app: web}
+      template:
+        metadata:
+          labels: {app: web}
+        spec:
+          serviceAccountName: deployer
+          containers:
+          - name: web
+            image: ghcr.io/stefanprodan/podinfo:6.0.0
+  EOT
+
+  common_metadata {
+    labels = { "app.kubernetes.io/managed-by" = "stevedore" }
+  }
+
+  # Apply returns once the Deployments are available (kstatus Current).
+  wait = true
+}
+
+output "tenants_inventory" {
+  value = [for e in stevedore_resourceset.tenants.inventory : e.id]
+}
+
 output "chart_repository" {
   value = var.chart_repository
 }

@@ -271,3 +271,67 @@ resource "stevedore_resourceset" "bad" {
 		},
 	})
 }
+
+// A CRD and its custom resources in one set, with an input that is unknown
+// until apply: the plan says the inventory is unknown (no error), the apply
+// creates the CRD first and then the custom resource, and the next plan is
+// empty.
+func TestAccResourceSet_crdAndCustomResourceWithUnknownInput(t *testing.T) {
+	const rs = "stevedore_resourceset.widgets"
+	cfg := providerBlock("") + `
+resource "terraform_data" "tenant" {
+  input = "blue"
+}
+
+resource "stevedore_resourceset" "widgets" {
+  name      = "widgets"
+  namespace = "default"
+  inputs    = [{ color = terraform_data.tenant.output }]
+  resources_template = <<-EOT
+    apiVersion: apiextensions.k8s.io/v1
+    kind: CustomResourceDefinition
+    metadata:
+      name: gizmos.acc.stevedore.dev
+    spec:
+      group: acc.stevedore.dev
+      scope: Namespaced
+      names: {kind: Gizmo, plural: gizmos, singular: gizmo, listKind: GizmoList}
+      versions:
+      - name: v1
+        served: true
+        storage: true
+        schema:
+          openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+    ---
+    apiVersion: acc.stevedore.dev/v1
+    kind: Gizmo
+    metadata:
+      name: gizmo-<< inputs.color >>
+    spec:
+      color: << inputs.color >>
+  EOT
+}
+`
+	accTest(t, resource.TestCase{
+		Steps: []resource.TestStep{{
+			Config: cfg,
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				plancheck.ExpectUnknownValue(rs, tfjsonpath.New("inventory")),
+				plancheck.ExpectUnknownValue(rs, tfjsonpath.New("manifests")),
+			}},
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue(rs, tfjsonpath.New("inventory"), knownvalue.ListExact([]knownvalue.Check{
+					knownvalue.ObjectExact(map[string]knownvalue.Check{
+						"id": knownvalue.StringExact("_gizmos.acc.stevedore.dev_apiextensions.k8s.io_CustomResourceDefinition"),
+						"v":  knownvalue.StringExact("v1"),
+					}),
+					knownvalue.ObjectExact(map[string]knownvalue.Check{
+						"id": knownvalue.StringExact("default_gizmo-blue_acc.stevedore.dev_Gizmo"),
+						"v":  knownvalue.StringExact("v1"),
+					}),
+				})),
+			},
+			Check: checkExists(t, true, "acc.stevedore.dev/v1", "Gizmo", "default", "gizmo-blue"),
+		}},
+	})
+}
