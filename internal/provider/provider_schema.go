@@ -100,12 +100,12 @@ func kubernetesBlock() schema.SingleNestedBlock {
 			"proxy_url":              str("Proxy for API server requests (`http`, `https` or `socks5`). Env: `KUBE_PROXY_URL`.", false),
 			"qps": schema.Float64Attribute{
 				Optional:    true,
-				Description: "Client-side request rate limit, in requests per second. Default 50.",
+				Description: "Client-side request rate limit, in requests per second. Default 500: plans dry-run every managed object, and the API server's priority and fairness protects it.",
 				Validators:  []validator.Float64{float64validator.AtLeast(0)},
 			},
 			"burst": schema.Int64Attribute{
 				Optional:    true,
-				Description: "Client-side request burst. Default 100.",
+				Description: "Client-side request burst. Default 1000.",
 				Validators:  []validator.Int64{int64validator.AtLeast(0)},
 			},
 		},

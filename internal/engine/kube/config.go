@@ -20,6 +20,12 @@ import (
 // provider configuration names another one.
 const DefaultFieldManager = "stevedore"
 
+// Client-side rate limits used unless the configuration sets its own.
+const (
+	DefaultQPS   = 500
+	DefaultBurst = 1000
+)
+
 // Config says how to reach a cluster. It mirrors the provider's kubernetes block
 // after environment fallbacks have been applied; PEM fields hold PEM text.
 type Config struct {
@@ -208,13 +214,16 @@ func (c Config) RESTConfig() (*rest.Config, error) {
 	if c.Burst > 0 {
 		rc.Burst = c.Burst
 	}
-	// Helm, the SSA manager and kstatus all go through this one config; client-go's
-	// defaults (5 QPS, 10 burst) would make a plan of hundreds of objects crawl.
+	// Helm, the SSA manager and kstatus all go through this one config. A plan
+	// dry-runs every object it manages, so client-go's defaults (5 QPS, burst
+	// 10), or even Flux controllers' (50, 300), would make a plan of hundreds of
+	// objects take tens of seconds. The API server's priority and fairness
+	// protects it; these limits only cap a runaway client.
 	if rc.QPS == 0 {
-		rc.QPS = 50
+		rc.QPS = DefaultQPS
 	}
 	if rc.Burst == 0 {
-		rc.Burst = 100
+		rc.Burst = DefaultBurst
 	}
 	rc.UserAgent = "terraform-provider-stevedore"
 	return rc, nil

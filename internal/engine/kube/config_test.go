@@ -83,7 +83,7 @@ func TestRESTConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rc.Host != "https://10.0.0.1:6443" || rc.BearerToken != "abc" || rc.QPS != 7 || rc.Burst != 100 {
+	if rc.Host != "https://10.0.0.1:6443" || rc.BearerToken != "abc" || rc.QPS != 7 || rc.Burst != DefaultBurst {
 		t.Fatalf("host %q token %q qps %v burst %v: explicit fields must override the kubeconfig, defaults fill the rest",
 			rc.Host, rc.BearerToken, rc.QPS, rc.Burst)
 	}

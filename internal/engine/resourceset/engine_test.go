@@ -17,7 +17,7 @@ import (
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
-func newEngine(t *testing.T) (*Engine, client.Client) {
+func newEngine(t testing.TB) (*Engine, client.Client) {
 	t.Helper()
 	f := kube.NewFactory(kube.Config{ConfigPaths: []string{testenv.Need(t).Cluster.Kubeconfig}}, "")
 	c, err := f.Client()
