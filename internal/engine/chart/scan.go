@@ -20,7 +20,7 @@ import (
 // it does not validate: a syntax error inside a description goes unnoticed,
 // where Helm would refuse the whole index.
 func scanIndex(data []byte) (idx *rawIndex, ok bool) {
-	s := indexScanner{data: data}
+	s := indexScanner{data: bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))}
 	return s.scan()
 }
 
@@ -74,7 +74,9 @@ func (s *indexScanner) peekIndent() int {
 
 func (s *indexScanner) scan() (*rawIndex, bool) {
 	idx := &rawIndex{Entries: map[string][]rawEntry{}}
-	first := true
+	first := true   // no key read yet
+	marker := false // a leading "---" was read
+	seen := map[string]bool{}
 	for {
 		indent, content, ok, bad := s.nextLine()
 		if bad {
@@ -83,9 +85,13 @@ func (s *indexScanner) scan() (*rawIndex, bool) {
 		if !ok {
 			return idx, true
 		}
-		if first && bytes.Equal(bytes.TrimRight(content, " "), []byte("---")) {
-			first = false
+		if first && !marker && indent == 0 && bytes.Equal(bytes.TrimRight(content, " "), []byte("---")) {
+			marker = true
 			continue
+		}
+		if first && indent != 0 {
+			// An indented document: unusual, leave it to YAML.
+			return nil, false
 		}
 		first = false
 		if indent != 0 {
@@ -93,9 +99,10 @@ func (s *indexScanner) scan() (*rawIndex, bool) {
 			continue
 		}
 		key, value, ok := splitKey(content)
-		if !ok {
+		if !ok || seen[key] {
 			return nil, false
 		}
+		seen[key] = true
 		switch key {
 		case "apiVersion":
 			v, ok := scalar(value)
@@ -265,7 +272,8 @@ func (s *indexScanner) scanEntry(fieldIndent int, first []byte) (rawEntry, bool)
 			}
 			if prev == "urls" {
 				u, ok := scalar(bytes.TrimLeft(content[1:], " "))
-				if !ok {
+				if !ok || u == "" {
+					// An empty item: YAML's null handling decides.
 					return e, false
 				}
 				e.URLs = append(e.URLs, u)
@@ -284,7 +292,7 @@ func (s *indexScanner) scanEntry(fieldIndent int, first []byte) (rawEntry, bool)
 					return e, false
 				}
 				u, ok := scalar(bytes.TrimLeft(content[1:], " "))
-				if !ok {
+				if !ok || u == "" {
 					return e, false
 				}
 				e.URLs = append(e.URLs, u)
@@ -302,6 +310,9 @@ func (s *indexScanner) scanEntry(fieldIndent int, first []byte) (rawEntry, bool)
 // splitKey splits "key: value" (or "key:") into a plain or quoted key and the
 // value with surrounding spaces and any comment removed.
 func splitKey(content []byte) (string, []byte, bool) {
+	if len(content) == 0 {
+		return "", nil, false
+	}
 	var key string
 	var rest []byte
 	switch content[0] {

@@ -135,6 +135,8 @@ entries:
 `, false},
 		{"tab indentation", "apiVersion: v1\nentries:\n\tpodinfo: []\n", false},
 		{"empty entries", "apiVersion: v1\nentries: {}\ngenerated: x\n", true},
+		{"byte order mark", "\ufeff" + helmStyle, true},
+		{"duplicate top-level key", "apiVersion: v1\nentries: {}\napiVersion: v2\n", false},
 	}
 	for _, v := range variants {
 		t.Run(v.name, func(t *testing.T) {
@@ -172,4 +174,28 @@ func TestScanIndexAgreesWithYAMLOnLargeIndex(t *testing.T) {
 	if !reflect.DeepEqual(normalise(got), normalise(want)) {
 		t.Fatal("scanner and YAML differ on the generated index")
 	}
+}
+
+// FuzzScanIndex: whenever both the scanner and a YAML decoder accept an
+// input, they read the same index.
+func FuzzScanIndex(f *testing.F) {
+	f.Add("apiVersion: v1\nentries:\n  a:\n  - name: a\n    version: 1.0.0\n    urls:\n    - a.tgz\n")
+	f.Add("apiVersion: v1\nentries:\n    a:\n        - version: '1.0'\n          urls:\n            - x\n          created: \"2026-01-01T00:00:00Z\"\n")
+	f.Add("apiVersion: v1\nentries:\n  a:\n  - description: x\n      y\n    version: 2.0.0 # c\n    digest: \"ab\"\n  b: []\n")
+	f.Fuzz(func(t *testing.T, data string) {
+		got, ok := scanIndex([]byte(data))
+		if !ok {
+			return
+		}
+		var want rawIndex
+		if err := yaml.Unmarshal([]byte(data), &want); err != nil {
+			return
+		}
+		if want.Entries == nil {
+			want.Entries = map[string][]rawEntry{}
+		}
+		if g, w := normalise(got), normalise(&want); !reflect.DeepEqual(g, w) {
+			t.Fatalf("input %q:\nscanner %+v\nYAML    %+v", data, g, w)
+		}
+	})
 }
