@@ -2,6 +2,7 @@ package chart
 
 import (
 	"bytes"
+	"strings"
 )
 
 // scanIndex reads the block-style YAML that Helm (and chart-releaser,
@@ -339,7 +340,9 @@ func splitKey(content []byte) (string, []byte, bool) {
 		default:
 			return "", nil, false
 		}
-		if bytes.Contains([]byte(key), []byte(" #")) {
+		// A plain scalar ends before trailing spaces ("key :").
+		key = strings.TrimRight(key, " ")
+		if key == "" || strings.Contains(key, " #") {
 			return "", nil, false
 		}
 	}
