@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"time"
 
 	_ "embed"
@@ -118,8 +119,17 @@ func StartCluster(ctx context.Context, opts ClusterOptions) (*Cluster, error) {
 
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
+	// Two kwokctl processes starting clusters at the same moment (go test runs
+	// packages in parallel) can hang in "Cluster is starting": one start at a
+	// time, machine-wide.
+	unlock, err := lockFile(filepath.Join(os.TempDir(), "stevedore-testenv-start.lock"))
+	if err != nil {
+		c.Stop()
+		return nil, fmt.Errorf("test cluster: %w", err)
+	}
+	defer unlock()
 	b := func(name string) string { return filepath.Join(c.bin, name) }
-	_, err := c.kwokctl(ctx, "-c", cfgPath, "create", "cluster",
+	_, err = c.kwokctl(ctx, "-c", cfgPath, "create", "cluster",
 		"--runtime", "binary",
 		"--etcd-binary", b("etcd"),
 		"--kube-apiserver-binary", b("kube-apiserver"),
@@ -128,6 +138,8 @@ func StartCluster(ctx context.Context, opts ClusterOptions) (*Cluster, error) {
 		"--kwok-controller-binary", b("kwok"),
 		"--kubeconfig", c.Kubeconfig,
 		"--disable-qps-limits",
+		// RBAC as on a real cluster, so that impersonation can be denied.
+		"--kube-authorization",
 		"--wait", "90s",
 	)
 	if err != nil {
@@ -138,7 +150,33 @@ func StartCluster(ctx context.Context, opts ClusterOptions) (*Cluster, error) {
 		c.Stop()
 		return nil, err
 	}
+	// Ready means what a test expects of a cluster: nodes that take pods, and
+	// the default ServiceAccount that pods of the default namespace need.
+	if err := c.waitReady(ctx, opts.Nodes); err != nil {
+		c.Stop()
+		return nil, err
+	}
 	return c, nil
+}
+
+func (c *Cluster) waitReady(ctx context.Context, nodes int) error {
+	for {
+		out, err := c.Kubectl(ctx, "get", "nodes", "-o",
+			`jsonpath={range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}`)
+		ready := 0
+		if err == nil {
+			ready = strings.Count(out, "True")
+		}
+		_, saErr := c.Kubectl(ctx, "get", "serviceaccount", "default", "-n", "default")
+		if ready >= nodes && saErr == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("test cluster %s: %d of %d nodes ready, default service account: %v: %w", c.Name, ready, nodes, saErr, ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 // Kubectl runs the built kubectl against the cluster and returns its stdout.
@@ -211,6 +249,22 @@ func runKwokctl(ctx context.Context, bin, workdir string, args ...string) (strin
 		return out.String(), fmt.Errorf("kwokctl %s: %w\n%s", strings.Join(args, " "), err, out.String())
 	}
 	return out.String(), nil
+}
+
+// lockFile takes an exclusive flock on path, waiting for it.
+func lockFile(path string) (unlock func(), err error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	return func() {
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	}, nil
 }
 
 func randomSuffix() string {

@@ -336,6 +336,11 @@ spec:
 	if _, err := m.ApplyStaged(ctx, mustObjects(t, noReplicas), ApplyOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// Let the deployment controller annotate and roll it out first: its writes
+	// between our read and our dry-run would be a race, not drift.
+	if err := m.Wait(ctx, Inventory(mustObjects(t, noReplicas)), WaitOptions{Interval: time.Second, Timeout: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
 	scale := &unstructured.Unstructured{}
 	if err := yaml.Unmarshal([]byte(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"scaled","namespace":"default"},"spec":{"replicas":3}}`), &scale.Object); err != nil {
 		t.Fatal(err)

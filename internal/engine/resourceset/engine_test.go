@@ -332,3 +332,51 @@ data: {k: v}
 		t.Fatalf("drift = %+v", drift)
 	}
 }
+
+// service_account_name impersonates the service account: what its RBAC does
+// not allow fails with an error naming it, and what it allows is applied.
+func TestEngine_impersonation(t *testing.T) {
+	ctx := testCtx(t)
+	e, c := newEngine(t)
+	sa := &corev1.ServiceAccount{}
+	sa.Namespace, sa.Name = "default", "limited"
+	if err := c.Create(ctx, sa); err != nil {
+		t.Fatal(err)
+	}
+	spec := &Spec{Name: "imp", Namespace: "default", ServiceAccountName: "limited", Timeout: 30 * time.Second,
+		ResourcesTemplate: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: imp\ndata: {a: b}\n"}
+	_, err := e.Apply(ctx, spec, nil)
+	if err == nil || !strings.Contains(err.Error(), `"system:serviceaccount:default:limited" cannot`) {
+		t.Fatalf("want a forbidden error naming the service account, got %v", err)
+	}
+
+	role := mustObjectsYAML(t, `
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: configmaps, namespace: default}
+rules: [{apiGroups: [""], resources: [configmaps], verbs: ["*"]}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: limited-configmaps, namespace: default}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: configmaps}
+subjects: [{kind: ServiceAccount, name: limited, namespace: default}]
+`)
+	for _, o := range role {
+		if err := c.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := e.Apply(ctx, spec, nil); err != nil {
+		t.Fatalf("allowed by RBAC, still failed: %v", err)
+	}
+}
+
+func mustObjectsYAML(t *testing.T, s string) []*unstructured.Unstructured {
+	t.Helper()
+	objs, err := kube.ReadObjects(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objs
+}
