@@ -47,6 +47,10 @@ func (s *indexScanner) nextLine() (indent int, content []byte, ok, bad bool) {
 		if n := len(line); n > 0 && line[n-1] == '\r' {
 			line = line[:n-1]
 		}
+		if bytes.IndexByte(line, '\r') >= 0 {
+			// A lone CR is a line break to YAML.
+			return 0, nil, false, true
+		}
 		i := 0
 		for i < len(line) && line[i] == ' ' {
 			i++
@@ -107,7 +111,8 @@ func (s *indexScanner) scan() (*rawIndex, bool) {
 		switch key {
 		case "apiVersion":
 			v, ok := scalar(value)
-			if !ok {
+			if !ok || s.peekIndent() > 0 {
+				// Or a value continued on the next lines.
 				return nil, false
 			}
 			idx.APIVersion = v
