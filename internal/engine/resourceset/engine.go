@@ -129,7 +129,7 @@ func (e *Engine) Apply(ctx context.Context, spec *Spec, prev []kube.Entry) (*Res
 	}
 
 	cs, applyErr := m.ApplyStaged(ctx, objs, kube.ApplyOptions{Force: spec.Force, WaitTimeout: timeout})
-	res.Inventory = union(res.Inventory, appliedEntries(objs, cs))
+	res.Inventory = union(res.Inventory, entriesIn(objs, cs, anyAction))
 	if applyErr != nil {
 		// A stage that fails part way loses its change set; what reached the
 		// cluster is what exists with our owner labels.
@@ -250,7 +250,7 @@ func prune(ctx context.Context, m *kube.Manager, spec *Spec, stale []kube.Entry,
 		}
 		if err := m.ResourceManager().WaitForSetTermination(cs, ssa.WaitOptions{Interval: time.Second, Timeout: wait}); err != nil {
 			errs = append(errs, fmt.Errorf("waiting for deleted objects to go: %w", err))
-			remaining = append(remaining, deletedEntries(stage, cs)...)
+			remaining = append(remaining, entriesIn(stage, cs, deletedAction)...)
 		}
 	}
 	kube.SortEntries(remaining)
@@ -262,24 +262,29 @@ func isFluxKind(o *unstructured.Unstructured) bool {
 	return strings.HasSuffix(g, ".toolkit.fluxcd.io") || g == "fluxcd.controlplane.io"
 }
 
-// appliedEntries are the entries of the objects the change set says reached the
-// cluster.
-func appliedEntries(objs []*unstructured.Unstructured, cs *ssa.ChangeSet) []kube.Entry {
+// entriesIn returns the entries of objs that the change set lists with an
+// action keep accepts.
+func entriesIn(objs []*unstructured.Unstructured, cs *ssa.ChangeSet, keep func(ssa.Action) bool) []kube.Entry {
 	if cs == nil {
 		return nil
 	}
-	done := map[string]bool{}
+	listed := map[string]bool{}
 	for _, en := range cs.Entries {
-		done[en.ObjMetadata.String()] = true
+		if keep(en.Action) {
+			listed[en.ObjMetadata.String()] = true
+		}
 	}
 	var out []kube.Entry
 	for _, o := range objs {
-		if en := kube.EntryOf(o); done[en.ID] {
+		if en := kube.EntryOf(o); listed[en.ID] {
 			out = append(out, en)
 		}
 	}
 	return out
 }
+
+func anyAction(ssa.Action) bool       { return true }
+func deletedAction(a ssa.Action) bool { return a == ssa.DeletedAction }
 
 // ownedExisting returns the entries of the objects that exist in the cluster
 // with this set's owner labels.
@@ -293,22 +298,6 @@ func ownedExisting(ctx context.Context, m *kube.Manager, spec *Spec, objs []*uns
 		}
 		if l := live.GetLabels(); l[NameLabel] == spec.Name && l[NamespaceLabel] == spec.Namespace {
 			out = append(out, kube.EntryOf(o))
-		}
-	}
-	return out
-}
-
-func deletedEntries(objs []*unstructured.Unstructured, cs *ssa.ChangeSet) []kube.Entry {
-	deleted := map[string]bool{}
-	for _, en := range cs.Entries {
-		if en.Action == ssa.DeletedAction {
-			deleted[en.ObjMetadata.String()] = true
-		}
-	}
-	var out []kube.Entry
-	for _, o := range objs {
-		if en := kube.EntryOf(o); deleted[en.ID] {
-			out = append(out, en)
 		}
 	}
 	return out
