@@ -81,7 +81,7 @@ func BenchmarkSet500(b *testing.B) {
 	b.Run("apply-create", func(b *testing.B) {
 		for i := 0; b.Loop(); i++ {
 			b.StopTimer()
-			ns := fmt.Sprintf("bench-create-%d", i)
+			ns := fmt.Sprintf("bench-create-%d-%d", time.Now().UnixNano()%1e6, i)
 			cleanup := benchNamespace(b, ns)
 			b.StartTimer()
 			if _, err := e.Apply(ctx, benchSpec(b, ns), nil); err != nil {
@@ -93,7 +93,7 @@ func BenchmarkSet500(b *testing.B) {
 		}
 	})
 
-	steady := "bench-steady"
+	steady := fmt.Sprintf("bench-steady-%d", time.Now().UnixNano()%1e6)
 	cleanup := benchNamespace(b, steady)
 	defer cleanup()
 	res, err := e.Apply(ctx, benchSpec(b, steady), nil)
@@ -134,7 +134,7 @@ func BenchmarkSet500(b *testing.B) {
 	b.Run("kubectl-create", func(b *testing.B) {
 		for i := 0; b.Loop(); i++ {
 			b.StopTimer()
-			ns := fmt.Sprintf("bench-kubectl-%d", i)
+			ns := fmt.Sprintf("bench-kubectl-%d-%d", time.Now().UnixNano()%1e6, i)
 			cleanup := benchNamespace(b, ns)
 			f := kubectlFile(ns)
 			b.StartTimer()
