@@ -335,3 +335,47 @@ resource "stevedore_resourceset" "widgets" {
 		}},
 	})
 }
+
+// A failure part way (the Namespace applied, the ConfigMap rejected) is an
+// error with the state saved; fixing the configuration converges in one more
+// apply, and destroy removes everything.
+func TestAccResourceSet_partialFailureConverges(t *testing.T) {
+	cfg := func(value string) string {
+		return providerBlock("") + `
+resource "stevedore_resourceset" "pf" {
+  name      = "pf"
+  namespace = "default"
+  resources = [
+    { apiVersion = "v1", kind = "Namespace", metadata = { name = "pf" } },
+    { apiVersion = "v1", kind = "ConfigMap", metadata = { name = "settings", namespace = "pf" }, data = { replicas = ` + value + ` } },
+  ]
+}
+`
+	}
+	accTest(t, resource.TestCase{
+		CheckDestroy: func(*terraform.State) error {
+			if exists(t, "v1", "ConfigMap", "pf", "settings") {
+				return fmt.Errorf("ConfigMap pf/settings survived destroy")
+			}
+			return nil
+		},
+		Steps: []resource.TestStep{
+			{
+				Config:      cfg(`{ nested = "a map where a string belongs" }`),
+				ExpectError: wrapped(`Resource set apply failed.*resourceset default/pf: apply:.*ConfigMap/pf/settings`),
+			},
+			{
+				PreConfig: func() {
+					if !exists(t, "v1", "Namespace", "", "pf") {
+						t.Fatal("the Namespace applied before the failure should exist")
+					}
+				},
+				Config: cfg(`"2"`),
+				Check: resource.ComposeTestCheckFunc(
+					checkExists(t, true, "v1", "ConfigMap", "pf", "settings"),
+					resource.TestCheckResourceAttr("stevedore_resourceset.pf", "inventory.#", "2"),
+				),
+			},
+		},
+	})
+}
