@@ -39,8 +39,12 @@ func clis(t *testing.T) []cli {
 	return all
 }
 
+// protoV6Factories builds a new provider for every provider instance the CLI
+// starts, so that two configurations in one test never share settings.
 var protoV6Factories = map[string]func() (tfprotov6.ProviderServer, error){
-	"stevedore": providerserver.NewProtocol6WithError(New("test")()),
+	"stevedore": func() (tfprotov6.ProviderServer, error) {
+		return providerserver.NewProtocol6WithError(New("test")())()
+	},
 }
 
 // accTest runs one acceptance case under every CLI, each as a subtest. The
@@ -65,8 +69,13 @@ func accTest(t *testing.T, tc resource.TestCase) {
 	}
 }
 
-// providerBlock configures the provider against the test cluster.
+// providerBlock configures the provider against the test cluster. Under -short
+// there is no cluster; the configuration is then never used, as accTest skips.
 func providerBlock(extra string) string {
+	kubeconfig := ""
+	if env := testenv.Current(); env != nil {
+		kubeconfig = env.Cluster.Kubeconfig
+	}
 	return fmt.Sprintf(`
 provider "stevedore" {
   kubernetes {
@@ -74,5 +83,5 @@ provider "stevedore" {
   }
   %s
 }
-`, testenv.Current().Cluster.Kubeconfig, extra)
+`, kubeconfig, extra)
 }

@@ -80,15 +80,7 @@ func (r *helmChartArtifactResource) Schema(_ context.Context, _ resource.SchemaR
 }
 
 func (r *helmChartArtifactResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	if req.ProviderData == nil {
-		return
-	}
-	data, ok := req.ProviderData.(*providerData)
-	if !ok {
-		resp.Diagnostics.AddError("Unexpected provider data", fmt.Sprintf("got %T", req.ProviderData))
-		return
-	}
-	r.data = data
+	r.data = providerDataFrom(req, resp)
 }
 
 func (r *helmChartArtifactResource) engine() *chart.Engine {
