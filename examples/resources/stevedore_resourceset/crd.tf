@@ -31,6 +31,7 @@ resource "stevedore_resourceset" "flux_apps" {
     },
   ]
 
-  # The Flux CRDs, from a file next to this configuration.
+  # The Flux CRDs, from a file next to this configuration, for example the
+  # CustomResourceDefinitions of `flux install --export`.
   resources_template = file("${path.module}/flux-crds.yaml")
 }
