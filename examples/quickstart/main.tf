@@ -36,6 +36,39 @@ resource "stevedore_helmchart_artifact" "podinfo" {
   version    = "*"
 }
 
+# podinfo released from that artifact, as a HelmRelease would be: installed,
+# tested, remediated (rolled back) when an upgrade fails its tests. Refresh compares
+# every object of the release with the cluster: scale the Deployment or edit its
+# ConfigMap with kubectl and the next plan shows `drift` going to [], which one
+# apply corrects without a new Helm revision.
+resource "stevedore_helmrelease" "podinfo" {
+  name      = "podinfo"
+  namespace = "default"
+
+  chart {
+    path   = stevedore_helmchart_artifact.podinfo.path
+    digest = stevedore_helmchart_artifact.podinfo.digest
+  }
+
+  values = {
+    replicaCount = 2
+    config = {
+      greeting = "hello from stevedore"
+    }
+  }
+
+  test {
+    enable = true
+  }
+
+  upgrade {
+    remediation {
+      retries  = 2
+      strategy = "rollback"
+    }
+  }
+}
+
 # Two tenants, each with a namespace, a service account and a web Deployment,
 # rendered from one template. Remove a tenant and the plan shows its objects
 # leaving the inventory; edit or delete one of them with kubectl and the next
@@ -90,6 +123,15 @@ resource "stevedore_resourceset" "tenants" {
 
 output "tenants_inventory" {
   value = [for e in stevedore_resourceset.tenants.inventory : e.id]
+}
+
+output "podinfo_release" {
+  value = {
+    status        = stevedore_helmrelease.podinfo.status
+    revision      = stevedore_helmrelease.podinfo.version
+    chart_version = stevedore_helmrelease.podinfo.chart_version
+    config_digest = stevedore_helmrelease.podinfo.config_digest
+  }
 }
 
 output "chart_repository" {

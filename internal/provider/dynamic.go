@@ -1,10 +1,13 @@
 package provider
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"math/big"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 )
 
@@ -122,5 +125,64 @@ func typeName(v any) string {
 		return "an object"
 	default:
 		return fmt.Sprintf("%T", v)
+	}
+}
+
+// tfValue converts plain Go (what YAML or JSON decodes to) into a Terraform
+// value of the shape HCL gives the same literal: maps become objects, slices
+// tuples, so that `values = { replicaCount = 2 }` in a configuration equals the
+// values read back from a release.
+func tfValue(v any) (attr.Value, error) {
+	switch tv := v.(type) {
+	case nil:
+		return types.DynamicNull(), nil
+	case string:
+		return types.StringValue(tv), nil
+	case bool:
+		return types.BoolValue(tv), nil
+	case int:
+		return types.NumberValue(new(big.Float).SetInt64(int64(tv))), nil
+	case int64:
+		return types.NumberValue(new(big.Float).SetInt64(tv)), nil
+	case float64:
+		return types.NumberValue(big.NewFloat(tv)), nil
+	case json.Number:
+		f, _, err := big.ParseFloat(string(tv), 10, 512, big.ToNearestEven)
+		if err != nil {
+			return nil, err
+		}
+		return types.NumberValue(f), nil
+	case map[string]any:
+		attrTypes := make(map[string]attr.Type, len(tv))
+		vals := make(map[string]attr.Value, len(tv))
+		for k, e := range tv {
+			ev, err := tfValue(e)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", k, err)
+			}
+			attrTypes[k], vals[k] = ev.Type(context.Background()), ev
+		}
+		o, diags := types.ObjectValue(attrTypes, vals)
+		if diags.HasError() {
+			return nil, fmt.Errorf("%v", diags)
+		}
+		return o, nil
+	case []any:
+		elemTypes := make([]attr.Type, 0, len(tv))
+		vals := make([]attr.Value, 0, len(tv))
+		for i, e := range tv {
+			ev, err := tfValue(e)
+			if err != nil {
+				return nil, fmt.Errorf("[%d]: %w", i, err)
+			}
+			elemTypes, vals = append(elemTypes, ev.Type(context.Background())), append(vals, ev)
+		}
+		t, diags := types.TupleValue(elemTypes, vals)
+		if diags.HasError() {
+			return nil, fmt.Errorf("%v", diags)
+		}
+		return t, nil
+	default:
+		return nil, fmt.Errorf("unsupported value type %T", v)
 	}
 }

@@ -146,7 +146,7 @@ func helmChartArtifactSchema() schema.Schema {
 						Description: "PEM cosign public keys, tried in turn.",
 						Validators: []validator.List{
 							listvalidator.SizeAtLeast(1),
-							listvalidator.ConflictsWith(path.MatchRoot("verify").AtName("match_oidc_identity")),
+							listvalidator.ConflictsWith(path.MatchRelative().AtParent().AtName("match_oidc_identity")),
 						},
 					},
 					"match_oidc_identity": schema.ListNestedAttribute{

@@ -91,6 +91,7 @@ func (p *stevedoreProvider) Resources(context.Context) []func() resource.Resourc
 	return []func() resource.Resource{
 		// One line per resource; each resource lives in its own file.
 		NewHelmChartArtifactResource,
+		NewHelmReleaseResource,
 		NewResourceSetResource,
 	}
 }

@@ -145,6 +145,7 @@ The demo is up. Look at it with the kubectl that make built:
   %s get nodes
   %s get all -A
   %s -n team-a scale deployment web --replicas 3   # drift: the next plan shows it, apply restores it
+  %s -n default scale deployment podinfo --replicas 5   # release drift: plan shows drift -> [], apply corrects it
 
 Plan again (it should be empty), or edit %s and apply:
 
@@ -152,7 +153,7 @@ Plan again (it should be empty), or edit %s and apply:
   TF_CLI_CONFIG_FILE=%s %s plan
 
 Remove everything with: make demo-down
-`, s.Kubeconfig, kubectl, kubectl, kubectl, filepath.Join(work, "main.tf"), work, rc, filepath.Join(bin, "tofu"))
+`, s.Kubeconfig, kubectl, kubectl, kubectl, kubectl, filepath.Join(work, "main.tf"), work, rc, filepath.Join(bin, "tofu"))
 	return nil
 }
 

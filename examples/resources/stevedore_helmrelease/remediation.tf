@@ -1,0 +1,44 @@
+# helm-controller's remediation: a failed install is uninstalled and retried; a
+# failed upgrade, or one whose tests fail, is rolled back to the last release that
+# passed its tests and retried. When retries run out the apply fails with the
+# release's real status in state, and the next apply continues from there.
+resource "stevedore_helmrelease" "podinfo" {
+  name      = "podinfo"
+  namespace = "apps"
+
+  chart {
+    path   = stevedore_helmchart_artifact.podinfo.path
+    digest = stevedore_helmchart_artifact.podinfo.digest
+  }
+
+  timeout = "5m"
+
+  install {
+    crds = "Create"
+    remediation {
+      retries = 3
+    }
+  }
+
+  upgrade {
+    crds            = "CreateReplace"
+    cleanup_on_fail = true
+    remediation {
+      retries                = 2
+      strategy               = "rollback"
+      remediate_last_failure = true
+    }
+  }
+
+  test {
+    enable = true
+    filters {
+      name    = "podinfo-grpc-test"
+      exclude = true
+    }
+  }
+
+  uninstall {
+    keep_history = false
+  }
+}

@@ -1,0 +1,470 @@
+package release
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"helm.sh/helm/v3/pkg/action"
+	helmrelease "helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v3/pkg/storage/driver"
+)
+
+// Messages of the conditions, helm-controller's wording.
+const (
+	fmtInstallFailure   = "Helm install failed for release %s/%s with chart %s@%s: %s"
+	fmtInstallSuccess   = "Helm install succeeded for release %s with chart %s"
+	fmtUpgradeFailure   = "Helm upgrade failed for release %s/%s with chart %s@%s: %s"
+	fmtUpgradeSuccess   = "Helm upgrade succeeded for release %s with chart %s"
+	fmtTestPending      = "Helm release %s with chart %s is awaiting tests"
+	fmtTestFailure      = "Helm test failed for release %s with chart %s: %s"
+	fmtTestSuccess      = "Helm test succeeded for release %s with chart %s: %s"
+	fmtRollbackFailure  = "Helm rollback to previous release %s with chart %s failed: %s"
+	fmtRollbackSuccess  = "Helm rollback to previous release %s with chart %s succeeded"
+	fmtUninstallFailure = "Helm uninstall remediation for release %s with chart %s failed: %s"
+	fmtUninstallSuccess = "Helm uninstall remediation for release %s with chart %s succeeded"
+	fmtUnlockFailure    = "Unlock of Helm release %s with chart %s in %s state failed: %s"
+	fmtUnlockSuccess    = "Unlocked Helm release %s with chart %s in %s state"
+)
+
+// actionTimeout is an action's own timeout, else the spec's, else the default.
+func actionTimeout(own, spec time.Duration) time.Duration {
+	if own > 0 {
+		return own
+	}
+	if spec > 0 {
+		return spec
+	}
+	return DefaultTimeout
+}
+
+// run runs one action of the state machine on the state s it was decided on.
+// A nil error means the loop goes on (also after a failure that wrote a
+// release: that is for remediation to handle); an error stops it.
+func (r *request) run(ctx context.Context, act Action, s releaseState) error {
+	switch act {
+	case ActionInstall:
+		return r.install(ctx, s)
+	case ActionUpgrade, ActionRetryFailed:
+		return r.upgrade(ctx, s)
+	case ActionTest:
+		return r.test()
+	case ActionRollback:
+		return r.rollback()
+	case ActionUninstall:
+		return r.uninstallRemediation()
+	case ActionUnlock:
+		return r.unlock()
+	case ActionCorrect:
+		return correctDrift(ctx, r.sess.f, r.spec, s.rls)
+	}
+	return fmt.Errorf("unknown action %q", act)
+}
+
+// recordWrites puts the releases an install or upgrade wrote in the history:
+// the newest is this attempt, made from the spec's chart; older ones are
+// status changes (superseded) of entries we know.
+func (r *request) recordWrites(obs *observer) bool {
+	written := obs.releases()
+	for i, rls := range written {
+		if i == 0 {
+			r.st.History = upsertSnapshot(r.st.History, snapshotOf(rls, r.spec.ChartDigest))
+			continue
+		}
+		r.updateKnown(rls)
+	}
+	return len(written) > 0
+}
+
+// updateKnown refreshes the history entry of rls, if there is one.
+func (r *request) updateKnown(rls *helmrelease.Release) {
+	for i := range r.st.History {
+		if r.st.History[i].targets(rls) {
+			r.st.History = upsertSnapshot(r.st.History, snapshotOf(rls, ""))
+			return
+		}
+	}
+}
+
+// noteFailure remembers the cause of the latest failure, for the error
+// Reconcile returns when it gives up.
+func (r *request) noteFailure(action string, err error) {
+	r.lastErr = fmt.Errorf("%s failed: %w", action, err)
+}
+
+func (r *request) install(ctx context.Context, s releaseState) error {
+	st, spec := r.st, r.spec
+	st.LastAttemptedReleaseAction = actionInstall
+	// An install starts a new lifecycle: nothing before it is a rollback
+	// target, and no earlier test or remediation result applies.
+	st.History = nil
+	deleteCondition(st, CondTestSuccess)
+	deleteCondition(st, CondRemediated)
+
+	obs := &observer{}
+	cfg := r.sess.config(obs)
+	err := applyCRDs(ctx, r.sess.f, spec, r.chart, orDefault(spec.Install.CRDs, CRDsCreate))
+	if err != nil {
+		err = fmt.Errorf("apply CustomResourceDefinitions: %w", err)
+	} else {
+		in := action.NewInstall(cfg)
+		in.ReleaseName = r.name
+		in.Namespace = r.sess.releaseNS
+		in.Timeout = actionTimeout(spec.Install.Timeout, spec.Timeout)
+		in.Wait = !spec.Install.DisableWait
+		in.WaitForJobs = !spec.Install.DisableWaitForJobs
+		in.DisableHooks = spec.Install.DisableHooks
+		in.DisableOpenAPIValidation = spec.Install.DisableOpenAPIValidation
+		// An uninstalled release kept in history (keep_history) holds the
+		// name: replacing it is what Helm's --replace is for, and a second
+		// apply must not fail with "cannot re-use a name".
+		in.Replace = spec.Install.Replace || (s.rls != nil && s.rls.Info.Status == helmrelease.StatusUninstalled)
+		in.Devel = true
+		in.SkipCRDs = true // applied above with our policy
+		in.CreateNamespace = spec.TargetNamespace != "" && spec.Install.CreateNamespace
+		in.PostRenderer = newPostRenderer(spec)
+		_, err = in.RunWithContext(ctx, r.chart, r.values)
+	}
+	wrote := r.recordWrites(obs)
+	if wrote {
+		st.PostRenderersDigest = r.sync.prDigest
+	}
+	if err != nil {
+		st.Failures++
+		msg := fmt.Sprintf(fmtInstallFailure, r.sess.releaseNS, r.name, r.chart.Name(), r.chart.Metadata.Version, strings.TrimSpace(err.Error()))
+		setCondition(st, CondReleased, "False", ReasonInstallFailed, msg)
+		summarize(st, spec)
+		r.noteFailure(actionInstall, err)
+		if !wrote {
+			// Nothing to remediate: the next apply simply tries again.
+			return actionFailed(actionInstall, err)
+		}
+		st.InstallFailures++
+		return nil
+	}
+	cur := latest(st.History)
+	setCondition(st, CondReleased, "True", ReasonInstallSucceeded, fmt.Sprintf(fmtInstallSuccess, cur.fullName(), cur.chartRef()))
+	r.markAwaitingTests()
+	summarize(st, spec)
+	return nil
+}
+
+func (r *request) upgrade(ctx context.Context, s releaseState) error {
+	st, spec := r.st, r.spec
+	if s.kind == stateUnmanaged {
+		// The history describes releases that are not in storage as we saw
+		// them: it can no longer be relied on (nor rolled back to).
+		st.History = nil
+	}
+	st.LastAttemptedReleaseAction = actionUpgrade
+	deleteCondition(st, CondTestSuccess)
+	deleteCondition(st, CondRemediated)
+
+	obs := &observer{}
+	cfg := r.sess.config(obs)
+	err := applyCRDs(ctx, r.sess.f, spec, r.chart, orDefault(spec.Upgrade.CRDs, CRDsSkip))
+	if err != nil {
+		err = fmt.Errorf("apply CustomResourceDefinitions: %w", err)
+	} else {
+		up := action.NewUpgrade(cfg)
+		up.Namespace = r.sess.releaseNS
+		up.ResetValues = !spec.Upgrade.PreserveValues
+		up.ReuseValues = spec.Upgrade.PreserveValues
+		up.MaxHistory = spec.MaxHistory
+		up.Timeout = actionTimeout(spec.Upgrade.Timeout, spec.Timeout)
+		up.Wait = !spec.Upgrade.DisableWait
+		up.WaitForJobs = !spec.Upgrade.DisableWaitForJobs
+		up.DisableHooks = spec.Upgrade.DisableHooks
+		up.DisableOpenAPIValidation = spec.Upgrade.DisableOpenAPIValidation
+		up.Force = spec.Upgrade.Force
+		up.CleanupOnFail = spec.Upgrade.CleanupOnFail
+		up.Devel = true
+		up.SkipCRDs = true
+		up.PostRenderer = newPostRenderer(spec)
+		_, err = up.RunWithContext(ctx, r.name, r.chart, r.values)
+	}
+	wrote := r.recordWrites(obs)
+	if wrote {
+		st.PostRenderersDigest = r.sync.prDigest
+	}
+	if err != nil {
+		st.Failures++
+		msg := fmt.Sprintf(fmtUpgradeFailure, r.sess.releaseNS, r.name, r.chart.Name(), r.chart.Metadata.Version, strings.TrimSpace(err.Error()))
+		setCondition(st, CondReleased, "False", ReasonUpgradeFailed, msg)
+		summarize(st, spec)
+		r.noteFailure(actionUpgrade, err)
+		if !wrote {
+			return actionFailed(actionUpgrade, err)
+		}
+		st.UpgradeFailures++
+		return nil
+	}
+	cur := latest(st.History)
+	setCondition(st, CondReleased, "True", ReasonUpgradeSucceeded, fmt.Sprintf(fmtUpgradeSuccess, cur.fullName(), cur.chartRef()))
+	r.markAwaitingTests()
+	summarize(st, spec)
+	return nil
+}
+
+// markAwaitingTests sets TestSuccess after a release action: Unknown until the
+// tests run, or True at once when the filters leave no test hook to run.
+func (r *request) markAwaitingTests() {
+	if !r.spec.Test.Enable {
+		return
+	}
+	cur := latest(r.st.History)
+	rls, err := r.sess.storage(nil).Get(cur.Name, cur.Version)
+	if err == nil && len(selectedTestHooks(rls, r.spec.Test.Filters)) == 0 {
+		setCondition(r.st, CondTestSuccess, "True", ReasonTestSucceeded, fmt.Sprintf(fmtTestSuccess, cur.fullName(), cur.chartRef(), "no test hooks"))
+		return
+	}
+	setCondition(r.st, CondTestSuccess, "Unknown", ReasonAwaitingTests, fmt.Sprintf(fmtTestPending, cur.fullName(), cur.chartRef()))
+}
+
+func (r *request) test() error {
+	st, spec := r.st, r.spec
+	cur := latest(st.History)
+	if cur == nil {
+		return errors.New("no release to test")
+	}
+	obs := &observer{}
+	t := action.NewReleaseTesting(r.sess.config(obs))
+	t.Namespace = r.sess.releaseNS
+	t.Timeout = actionTimeout(spec.Test.Timeout, spec.Timeout)
+	filters := map[string][]string{}
+	for _, f := range spec.Test.Filters {
+		key := action.IncludeNameFilter
+		if f.Exclude {
+			key = action.ExcludeNameFilter
+		}
+		filters[key] = append(filters[key], f.Name)
+	}
+	t.Filters = filters
+	rls, err := t.Run(r.name)
+	if rls != nil && !cur.targets(rls) && err == nil {
+		// Helm tests the latest release; results for another are not ours.
+		err = fmt.Errorf("tested release %s/%s.v%d is not the current release %s", rls.Namespace, rls.Name, rls.Version, cur.fullName())
+	}
+	tested := false
+	for _, w := range obs.releases() {
+		if cur.targets(w) {
+			hooks, _ := testResults(w, spec.Test.Filters)
+			cur.TestHooks = hooks
+			tested = true
+		}
+	}
+	if err != nil {
+		st.Failures++
+		setCondition(st, CondTestSuccess, "False", ReasonTestFailed, fmt.Sprintf(fmtTestFailure, cur.fullName(), cur.chartRef(), strings.TrimSpace(err.Error())))
+		summarize(st, spec)
+		r.noteFailure("test", err)
+		if !tested {
+			return fmt.Errorf("test failed: %w", err)
+		}
+		if rem := activeRemediation(spec, st, rls); rem != nil && !rem.ignoreTests {
+			r.countFailure(rem.action)
+		}
+		return nil
+	}
+	n := len(cur.TestHooks)
+	msg := "no test hooks"
+	if n > 0 {
+		msg = fmt.Sprintf("%d test hook(s) completed successfully", n)
+	}
+	setCondition(st, CondTestSuccess, "True", ReasonTestSucceeded, fmt.Sprintf(fmtTestSuccess, cur.fullName(), cur.chartRef(), msg))
+	summarize(st, spec)
+	return nil
+}
+
+func (r *request) countFailure(action string) {
+	switch action {
+	case actionInstall:
+		r.st.InstallFailures++
+	case actionUpgrade:
+		r.st.UpgradeFailures++
+	}
+}
+
+func (r *request) rollback() error {
+	st, spec := r.st, r.spec
+	cur := latest(st.History)
+	rem := remediationFor(actionUpgrade, spec, st)
+	prev := previousSnapshot(st.History, rem.ignoreTests)
+	if cur == nil || prev == nil {
+		return errors.New("missing target release for rollback")
+	}
+	target := *prev
+	curDigest := cur.Digest
+
+	obs := &observer{}
+	rb := action.NewRollback(r.sess.config(obs))
+	rb.Version = target.Version
+	rb.Timeout = actionTimeout(spec.Rollback.Timeout, spec.Timeout)
+	rb.Wait = !spec.Rollback.DisableWait
+	rb.WaitForJobs = !spec.Rollback.DisableWaitForJobs
+	rb.DisableHooks = spec.Rollback.DisableHooks
+	rb.Force = spec.Rollback.Force
+	rb.Recreate = spec.Rollback.Recreate
+	rb.CleanupOnFail = spec.Rollback.CleanupOnFail
+	rb.MaxHistory = spec.MaxHistory
+	err := rb.Run(r.name)
+
+	for _, w := range obs.releases() {
+		known := false
+		for i := range st.History {
+			if st.History[i].targets(w) {
+				known = true
+			}
+		}
+		if known {
+			r.updateKnown(w)
+		} else {
+			// The new revision is the target's chart again.
+			st.History = upsertSnapshot(st.History, snapshotOf(w, target.ChartDigest))
+		}
+	}
+	if err != nil {
+		st.Failures++
+		setCondition(st, CondRemediated, "False", ReasonRollbackFailed, fmt.Sprintf(fmtRollbackFailure, target.fullName(), target.chartRef(), strings.TrimSpace(err.Error())))
+		summarize(st, spec)
+		r.noteFailure("rollback", err)
+		if nc := latest(st.History); nc == nil || nc.Digest == curDigest {
+			return fmt.Errorf("rollback failed: %w", err)
+		}
+		return nil
+	}
+	setCondition(st, CondRemediated, "True", ReasonRollbackSucceeded, fmt.Sprintf(fmtRollbackSuccess, target.fullName(), target.chartRef()))
+	summarize(st, spec)
+	return nil
+}
+
+// uninstallOptions configures Helm's uninstall from the spec.
+func uninstallOptions(un *action.Uninstall, spec *Spec) {
+	un.DisableHooks = spec.Uninstall.DisableHooks
+	un.KeepHistory = spec.Uninstall.KeepHistory
+	un.Wait = !spec.Uninstall.DisableWait
+	un.DeletionPropagation = spec.Uninstall.DeletionPropagation
+	if un.DeletionPropagation == "" {
+		un.DeletionPropagation = "background"
+	}
+	un.Timeout = actionTimeout(spec.Uninstall.Timeout, spec.Timeout)
+}
+
+func (r *request) uninstallRemediation() error {
+	st, spec := r.st, r.spec
+	cur := latest(st.History)
+	if cur == nil {
+		return errors.New("no release to uninstall")
+	}
+	before := *cur
+	obs := &observer{}
+	un := action.NewUninstall(r.sess.config(obs))
+	uninstallOptions(un, spec)
+	_, err := un.Run(r.name)
+
+	changed := false
+	for _, w := range obs.releases() {
+		if before.targets(w) {
+			r.updateKnown(w)
+			changed = true
+		}
+	}
+	for _, d := range obs.deleted {
+		if before.targets(d) {
+			// Purged (no keep_history): what remains is our record of it.
+			c := latest(st.History)
+			c.Status = helmrelease.StatusUninstalled.String()
+			if c.Deleted.IsZero() && d.Info != nil {
+				c.Deleted = d.Info.Deleted.Time
+			}
+			changed = true
+		}
+	}
+	if err == nil && !changed {
+		err = errors.New("uninstall completed without updating Helm storage")
+	}
+	if err != nil {
+		st.Failures++
+		setCondition(st, CondRemediated, "False", ReasonUninstallFailed, fmt.Sprintf(fmtUninstallFailure, before.fullName(), before.chartRef(), strings.TrimSpace(err.Error())))
+		summarize(st, spec)
+		r.noteFailure("uninstall", err)
+		if !changed {
+			return fmt.Errorf("uninstall failed: %w", err)
+		}
+		return nil
+	}
+	setCondition(st, CondRemediated, "True", ReasonUninstallSucceeded, fmt.Sprintf(fmtUninstallSuccess, before.fullName(), before.chartRef()))
+	summarize(st, spec)
+	return nil
+}
+
+func (r *request) unlock() error {
+	st, spec := r.st, r.spec
+	obs := &observer{}
+	store := r.sess.config(obs).Releases
+	rls, err := store.Last(r.name)
+	if errors.Is(err, driver.ErrReleaseNotFound) {
+		return nil // gone meanwhile: the next observation decides
+	}
+	if err != nil {
+		return err
+	}
+	if !rls.Info.Status.IsPending() {
+		return nil
+	}
+	snap := snapshotOf(rls, "")
+	status := rls.Info.Status
+	rls.SetStatus(helmrelease.StatusFailed, fmt.Sprintf("Release unlocked from stale '%s' state", status))
+	if err := store.Update(rls); err != nil {
+		st.Failures++
+		setCondition(st, CondReleased, "False", ReasonPendingRelease, fmt.Sprintf(fmtUnlockFailure, snap.fullName(), snap.chartRef(), status, strings.TrimSpace(err.Error())))
+		summarize(st, spec)
+		return fmt.Errorf("unlock failed: %w", err)
+	}
+	for _, w := range obs.releases() {
+		r.updateKnown(w)
+	}
+	setCondition(st, CondReleased, "False", ReasonPendingRelease, fmt.Sprintf(fmtUnlockSuccess, snap.fullName(), snap.chartRef(), status))
+	summarize(st, spec)
+	return nil
+}
+
+func orDefault(p, def CRDPolicy) CRDPolicy {
+	if p == "" {
+		return def
+	}
+	return p
+}
+
+// actionFailed is the error of an action that changed nothing in storage. A
+// chart that does not render is the user's input, so the error names the
+// chart (with Helm's template error); so does a failing post-renderer.
+func actionFailed(action string, err error) error {
+	msg := err.Error()
+	switch {
+	case isRenderError(msg):
+		return &FieldError{Field: "chart", Err: fmt.Errorf("%s failed: chart does not render: %w", action, err)}
+	case strings.Contains(msg, "error while running post render"):
+		return &FieldError{Field: "post_renderers", Err: fmt.Errorf("%s failed: %w", action, err)}
+	}
+	return fmt.Errorf("%s failed: %w", action, err)
+}
+
+// isRenderError recognizes Helm's template engine errors by their text: Helm
+// returns them unwrapped and untyped.
+func isRenderError(msg string) bool {
+	for _, s := range []string{
+		"template: ",           // text/template parse and execution errors
+		"parse error at ",      // Helm's engine, reformatted parse errors
+		"execution error at ",  // `fail` and `required` in a template
+		"YAML parse error on ", // a template that renders invalid YAML
+		"values don't meet the specifications of the schema",
+	} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}

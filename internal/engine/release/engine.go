@@ -1,0 +1,188 @@
+package release
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"helm.sh/helm/v3/pkg/action"
+	helmrelease "helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v3/pkg/storage/driver"
+
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
+)
+
+// Engine runs Helm actions against one cluster. It is safe for concurrent use
+// by many resources of one provider process: they share the kube factory (one
+// discovery, one RESTMapper).
+type Engine struct {
+	kube *kube.Factory
+}
+
+// New returns an Engine. It does no I/O.
+func New(f *kube.Factory) *Engine { return &Engine{kube: f} }
+
+// Plan decides, without changing anything, what Reconcile would do first for
+// spec given the status of the last apply (nil on create). It reads the
+// release from Helm storage and the values_from objects. Drift is taken from
+// prev (refresh has just detected it) rather than detected again.
+func (e *Engine) Plan(ctx context.Context, spec *Spec, prev *Status) (*Plan, error) {
+	p := &Plan{ReleaseName: ReleaseName(spec), PostRenderersDigest: postRenderersDigest(spec.PostRenderers)}
+	st := copyStatus(prev)
+	r, err := e.prepare(ctx, spec, st)
+	if err != nil {
+		return nil, objectError(spec, err)
+	}
+	p.ConfigDigest = r.sync.configDigest
+	r.startAttempt(prev)
+	s, err := r.observeState(ctx, false)
+	if err != nil {
+		return nil, objectError(spec, err)
+	}
+	if s.kind == stateInSync && driftMode(spec) == DriftEnabled && prev != nil && len(prev.Drift) > 0 {
+		s = releaseState{kind: stateDrifted, rls: s.rls, drift: prev.Drift,
+			reason: fmt.Sprintf("%d object(s) of the release differ in the cluster", len(prev.Drift))}
+	}
+	act, reason, err := decide(s, st, spec)
+	var ex *exhaustedError
+	switch {
+	case errors.As(err, &ex):
+		// Apply would stop at once; nothing changes until the chart or the
+		// values do, which resets the counters.
+		p.Action, p.Reason = ActionNone, ex.Error()+"; change the chart or values to try again"
+		return p, nil
+	case err != nil:
+		return nil, objectError(spec, err)
+	}
+	p.Action, p.Reason = act, reason
+	return p, nil
+}
+
+// Observe is refresh: it reads the latest release from Helm storage and, with
+// drift detection on, the drift of its objects. It returns (nil, nil) when the
+// release is gone. Counters and history missing from storage come from prev.
+func (e *Engine) Observe(ctx context.Context, spec *Spec, prev *Status) (*Status, error) {
+	if err := validateSpec(spec); err != nil {
+		return nil, objectError(spec, err)
+	}
+	sess, err := newSession(e.kube, spec)
+	if err != nil {
+		return nil, objectError(spec, err)
+	}
+	name := ReleaseName(spec)
+	store := sess.storage(nil)
+	rls, err := store.Last(name)
+	if errors.Is(err, driver.ErrReleaseNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, objectError(spec, fmt.Errorf("read release %s from storage namespace %s%s: %w", name, sess.storageNS, sess.describeActor(), err))
+	}
+	if rls.Info == nil || rls.Info.Status == helmrelease.StatusUninstalled {
+		// Uninstalled with keep_history is gone for the user: create installs
+		// it again, replacing the kept record.
+		return nil, nil
+	}
+	var st *Status
+	if prev == nil || len(prev.History) == 0 {
+		hist, err := store.History(name)
+		if err != nil {
+			return nil, objectError(spec, err)
+		}
+		st = statusFromHistory(hist, spec.Test.Filters)
+	} else {
+		st = copyStatus(prev)
+	}
+	st.ReleaseName, st.StorageNamespace = name, sess.storageNS
+	setRelease(st, rls)
+	st.Drift = nil
+	if driftMode(spec) != DriftDisabled && rls.Info.Status == helmrelease.StatusDeployed {
+		drift, err := detectDrift(ctx, sess.f, spec, rls)
+		if err != nil {
+			return nil, objectError(spec, err)
+		}
+		st.Drift = drift
+	}
+	return st, nil
+}
+
+// Reconcile is apply: helm-controller's state machine until the release is in
+// sync or remediation is exhausted. The Status always says what really
+// happened, also when the error is not nil, so that state saved with the error
+// lets the next apply continue.
+func (e *Engine) Reconcile(ctx context.Context, spec *Spec, prev *Status) (*Status, error) {
+	st := copyStatus(prev)
+	st.ReleaseName, st.StorageNamespace = ReleaseName(spec), storageNamespace(spec)
+	r, err := e.prepare(ctx, spec, st)
+	if err != nil {
+		markError(st, err)
+		return st, objectError(spec, err)
+	}
+	r.startAttempt(prev)
+	err = r.reconcile(ctx)
+	// The status is finished with a fresh context: an apply cut short must
+	// still save what it did.
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
+	defer cancel()
+	r.finish(fctx)
+	if err != nil {
+		if c := getCondition(st, CondReady); c == nil || c.Status == "True" {
+			markError(st, err)
+		}
+		return st, objectError(spec, err)
+	}
+	return st, nil
+}
+
+// finishTimeout bounds the final reads of Reconcile.
+const finishTimeout = 30 * time.Second
+
+// Uninstall removes the release with spec.Uninstall's options; a release that
+// is already gone is not an error.
+func (e *Engine) Uninstall(ctx context.Context, spec *Spec) error {
+	if err := validateSpec(spec); err != nil {
+		return objectError(spec, err)
+	}
+	sess, err := newSession(e.kube, spec)
+	if err != nil {
+		return objectError(spec, err)
+	}
+	name := ReleaseName(spec)
+	cfg := sess.config(nil)
+	rls, err := cfg.Releases.Last(name)
+	if errors.Is(err, driver.ErrReleaseNotFound) {
+		return nil
+	}
+	if err != nil {
+		return objectError(spec, fmt.Errorf("read release %s from storage namespace %s%s: %w", name, sess.storageNS, sess.describeActor(), err))
+	}
+	if rls.Info != nil && rls.Info.Status == helmrelease.StatusUninstalled && spec.Uninstall.KeepHistory {
+		return nil // uninstalled before, history kept as asked
+	}
+	un := action.NewUninstall(cfg)
+	uninstallOptions(un, spec)
+	un.IgnoreNotFound = true
+	if _, err := un.Run(name); err != nil {
+		if errors.Is(err, driver.ErrReleaseNotFound) || strings.Contains(err.Error(), "is already deleted") {
+			return nil
+		}
+		return objectError(spec, fmt.Errorf("uninstall failed: %w", err))
+	}
+	return nil
+}
+
+// Imported is what Import reads of a running release.
+type Imported struct {
+	Status *Status
+	// Values are the release's user-supplied values (Helm's config), so that a
+	// configuration that matches the running release plans empty.
+	Values          map[string]any
+	TargetNamespace string
+}
+
+// Import reads the release releaseName from storageNamespace.
+func (e *Engine) Import(ctx context.Context, storageNamespace, releaseName string) (*Imported, error) {
+	return e.importRelease(ctx, storageNamespace, releaseName)
+}

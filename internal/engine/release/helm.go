@@ -1,0 +1,206 @@
+package release
+
+import (
+	"fmt"
+	"sync"
+
+	"helm.sh/helm/v3/pkg/action"
+	helmkube "helm.sh/helm/v3/pkg/kube"
+	helmrelease "helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v3/pkg/storage"
+	"helm.sh/helm/v3/pkg/storage/driver"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
+)
+
+// session is what the Helm actions of one engine call share: the acting
+// factory (impersonating the service account when one is set) and the storage
+// driver in the storage namespace.
+type session struct {
+	f           *kube.Factory
+	getter      *restGetter
+	secrets     *driver.Secrets
+	storageNS   string
+	releaseNS   string
+	maxHistory  int
+	impersonate string // namespace/name of the service account, for errors
+}
+
+var helmFieldManagerOnce sync.Once
+
+// newSession builds the clients for spec. It does no request.
+func newSession(f *kube.Factory, spec *Spec) (*session, error) {
+	acting := f
+	s := &session{storageNS: storageNamespace(spec), releaseNS: releaseNamespace(spec), maxHistory: spec.MaxHistory}
+	if spec.ServiceAccountName != "" {
+		// The service account lives in the resource's namespace, as a
+		// HelmRelease's serviceAccountName does.
+		g, err := f.Impersonate(spec.Namespace, spec.ServiceAccountName)
+		if err != nil {
+			return nil, err
+		}
+		acting = g
+		s.impersonate = spec.Namespace + "/" + spec.ServiceAccountName
+	}
+	// Helm writes with a process-wide field manager name. Ours makes the
+	// objects Helm creates carry the manager that drift detection dry-runs
+	// with, as helm-controller sets its own name there.
+	helmFieldManagerOnce.Do(func() {
+		if helmkube.ManagedFieldsManager == "" {
+			helmkube.ManagedFieldsManager = f.FieldManager()
+		}
+	})
+	rc, err := acting.RESTConfig()
+	if err != nil {
+		return nil, err
+	}
+	cs, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes client: %w", err)
+	}
+	sec := driver.NewSecrets(cs.CoreV1().Secrets(s.storageNS))
+	sec.Log = func(string, ...any) {}
+	s.f, s.getter, s.secrets = acting, &restGetter{f: acting, namespace: s.releaseNS}, sec
+	return s, nil
+}
+
+// storage returns Helm's storage, reporting every write to obs when set.
+func (s *session) storage(obs *observer) *storage.Storage {
+	var d driver.Driver = s.secrets
+	if obs != nil {
+		obs.Driver = s.secrets
+		d = obs
+	}
+	st := storage.Init(d)
+	st.MaxHistory = s.maxHistory
+	return st
+}
+
+// config is a Helm action configuration whose storage writes obs sees.
+func (s *session) config(obs *observer) *action.Configuration {
+	kc := helmkube.New(s.getter)
+	kc.Namespace = s.releaseNS
+	logf := func(string, ...any) {}
+	kc.Log = logf
+	return &action.Configuration{
+		RESTClientGetter: s.getter,
+		Releases:         s.storage(obs),
+		KubeClient:       kc,
+		Log:              logf,
+	}
+}
+
+// describeActor says who acts, for errors about permissions.
+func (s *session) describeActor() string {
+	if s.impersonate == "" {
+		return ""
+	}
+	return " as service account " + s.impersonate
+}
+
+// restGetter is Helm's view of the shared factory: its REST config, its
+// cached discovery and its self-refreshing RESTMapper, so that Helm discovers
+// nothing on its own and sees CRDs created a moment earlier.
+type restGetter struct {
+	f         *kube.Factory
+	namespace string
+}
+
+func (g *restGetter) ToRESTConfig() (*rest.Config, error) { return g.f.RESTConfig() }
+
+func (g *restGetter) ToDiscoveryClient() (discovery.CachedDiscoveryInterface, error) {
+	return g.f.Discovery()
+}
+
+func (g *restGetter) ToRESTMapper() (meta.RESTMapper, error) { return g.f.RESTMapper() }
+
+func (g *restGetter) ToRawKubeConfigLoader() clientcmd.ClientConfig { return &clientConfig{g: g} }
+
+// clientConfig answers kubectl's factory, which Helm's client is built on,
+// with the factory's config and the release namespace; there is no kubeconfig
+// file behind it.
+type clientConfig struct{ g *restGetter }
+
+func (c *clientConfig) RawConfig() (clientcmdapi.Config, error) { return clientcmdapi.Config{}, nil }
+func (c *clientConfig) ClientConfig() (*rest.Config, error)     { return c.g.f.RESTConfig() }
+func (c *clientConfig) Namespace() (string, bool, error)        { return c.g.namespace, true, nil }
+func (c *clientConfig) ConfigAccess() clientcmd.ConfigAccess {
+	return clientcmd.NewDefaultClientConfigLoadingRules()
+}
+
+// observer is a storage driver that reports the releases Helm writes, as
+// helm-controller's storage observer does: what was persisted is what
+// happened, whatever the action returned.
+type observer struct {
+	driver.Driver
+	mu      sync.Mutex
+	written []*helmrelease.Release // in write order; later writes of a version replace earlier ones
+	deleted []*helmrelease.Release
+}
+
+func (o *observer) Create(key string, rls *helmrelease.Release) error {
+	if err := o.Driver.Create(key, rls); err != nil {
+		return err
+	}
+	o.record(rls)
+	return nil
+}
+
+func (o *observer) Update(key string, rls *helmrelease.Release) error {
+	if err := o.Driver.Update(key, rls); err != nil {
+		return err
+	}
+	o.record(rls)
+	return nil
+}
+
+func (o *observer) Delete(key string) (*helmrelease.Release, error) {
+	rls, err := o.Driver.Delete(key)
+	if err != nil {
+		return nil, err
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.deleted = append(o.deleted, rls)
+	return rls, nil
+}
+
+// record keeps a snapshot-ready copy: Helm goes on mutating the object it
+// wrote (a failed upgrade flips its status after the write).
+func (o *observer) record(rls *helmrelease.Release) {
+	cp := *rls
+	if rls.Info != nil {
+		info := *rls.Info
+		cp.Info = &info
+	}
+	cp.Hooks = make([]*helmrelease.Hook, len(rls.Hooks))
+	for i, h := range rls.Hooks {
+		hc := *h
+		cp.Hooks[i] = &hc
+	}
+	cp.Config = deepCopyValues(rls.Config)
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for i, w := range o.written {
+		if w.Name == cp.Name && w.Version == cp.Version {
+			o.written = append(o.written[:i], o.written[i+1:]...)
+			break
+		}
+	}
+	o.written = append(o.written, &cp)
+}
+
+// releases returns the written releases, newest version first.
+func (o *observer) releases() []*helmrelease.Release {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	out := append([]*helmrelease.Release(nil), o.written...)
+	sortReleasesDesc(out)
+	return out
+}

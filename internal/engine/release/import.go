@@ -1,0 +1,100 @@
+package release
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	helmrelease "helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v3/pkg/storage/driver"
+)
+
+// importRelease reads a release made elsewhere into a status, so that state
+// can describe it as if we had made it: the history is the release's, with
+// digests computed here, so that the first apply manages it without an
+// upgrade when the configuration matches.
+func (e *Engine) importRelease(ctx context.Context, storageNS, name string) (*Imported, error) {
+	ref := fmt.Sprintf("helmrelease %s/%s", storageNS, name)
+	spec := &Spec{Name: name, Namespace: storageNS, StorageNamespace: storageNS, ReleaseName: name}
+	sess, err := newSession(e.kube, spec)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", ref, err)
+	}
+	hist, err := sess.storage(nil).History(name)
+	if errors.Is(err, driver.ErrReleaseNotFound) || (err == nil && len(hist) == 0) {
+		return nil, fmt.Errorf("%s: no release %q in storage namespace %q", ref, name, storageNS)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: read release history: %w", ref, err)
+	}
+	sortReleasesDesc(hist)
+	last := hist[0]
+	if last.Info == nil || last.Chart == nil || last.Chart.Metadata == nil {
+		return nil, fmt.Errorf("%s: release v%d is incomplete in storage", ref, last.Version)
+	}
+	if last.Info.Status == helmrelease.StatusUninstalled {
+		return nil, fmt.Errorf("%s: release is uninstalled", ref)
+	}
+	st := statusFromHistory(hist, nil)
+	st.ReleaseName, st.StorageNamespace = name, storageNS
+	return &Imported{Status: st, Values: normalizeValues(last.Config), TargetNamespace: last.Namespace}, nil
+}
+
+// statusFromHistory describes releases (any order) as a status: history
+// newest first, the latest release's facts, and conditions from its state.
+func statusFromHistory(hist []*helmrelease.Release, filters []TestFilter) *Status {
+	hist = append([]*helmrelease.Release(nil), hist...)
+	sortReleasesDesc(hist)
+	st := &Status{}
+	for _, rls := range hist {
+		if rls.Info == nil || rls.Chart == nil || rls.Chart.Metadata == nil {
+			continue
+		}
+		s := snapshotOf(rls, "")
+		s.TestHooks, _ = testResults(rls, filters)
+		st.History = append(st.History, s)
+		if len(st.History) == DefaultMaxHistory {
+			break
+		}
+	}
+	if len(hist) == 0 || len(st.History) == 0 {
+		return st
+	}
+	last := hist[0]
+	setRelease(st, last)
+	st.ConfigDigest = DigestValues(last.Config)
+	st.LastAttemptedReleaseAction = inferLastAction(last)
+	cur := &st.History[0]
+	switch last.Info.Status {
+	case helmrelease.StatusDeployed:
+		reason, msg := ReasonUpgradeSucceeded, fmt.Sprintf(fmtUpgradeSuccess, cur.fullName(), cur.chartRef())
+		if st.LastAttemptedReleaseAction == actionInstall {
+			reason, msg = ReasonInstallSucceeded, fmt.Sprintf(fmtInstallSuccess, cur.fullName(), cur.chartRef())
+		}
+		setCondition(st, CondReleased, "True", reason, msg)
+	default:
+		setCondition(st, CondReleased, "False", "Release"+titleStatus(last.Info.Status),
+			fmt.Sprintf("Helm release %s with chart %s is %s: %s", cur.fullName(), cur.chartRef(), last.Info.Status, last.Info.Description))
+	}
+	summarize(st, &Spec{})
+	return st
+}
+
+// titleStatus turns `pending-install` into `PendingInstall`, for a reason.
+func titleStatus(s helmrelease.Status) string {
+	out := make([]byte, 0, len(s))
+	up := true
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '-' {
+			up = true
+			continue
+		}
+		if up && c >= 'a' && c <= 'z' {
+			c -= 'a' - 'A'
+		}
+		up = false
+		out = append(out, c)
+	}
+	return string(out)
+}

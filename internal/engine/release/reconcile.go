@@ -1,0 +1,304 @@
+package release
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	helmrelease "helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v3/pkg/storage/driver"
+)
+
+// request is one Plan or Reconcile of one spec: the desired release, loaded
+// and composed, and the status it works on.
+type request struct {
+	spec   *Spec
+	sess   *session
+	name   string
+	chart  *chart.Chart
+	values map[string]any
+	sync   syncInputs
+	st     *Status
+
+	// lastErr is the cause of the latest failure in this apply.
+	lastErr error
+	// driftFresh says st.Drift was computed in this apply.
+	driftFresh bool
+}
+
+// prepare validates spec, composes its values and loads its chart.
+func (e *Engine) prepare(ctx context.Context, spec *Spec, st *Status) (*request, error) {
+	if err := validateSpec(spec); err != nil {
+		return nil, err
+	}
+	ch, err := loadChart(spec.ChartPath)
+	if err != nil {
+		return nil, err
+	}
+	c, err := e.kube.Client()
+	if err != nil {
+		return nil, err
+	}
+	// values_from is read with the provider's own credentials, as
+	// helm-controller reads it with its own, not the service account's.
+	values, err := composeValues(ctx, c, spec)
+	if err != nil {
+		return nil, err
+	}
+	sess, err := newSession(e.kube, spec)
+	if err != nil {
+		return nil, err
+	}
+	r := &request{spec: spec, sess: sess, name: ReleaseName(spec), chart: ch, values: values, st: st}
+	r.sync = syncInputs{
+		chartName:    ch.Name(),
+		chartVersion: ch.Metadata.Version,
+		chartDigest:  spec.ChartDigest,
+		configDigest: DigestValues(values),
+		prDigest:     postRenderersDigest(spec.PostRenderers),
+	}
+	return r, nil
+}
+
+func loadChart(path string) (*chart.Chart, error) {
+	if path == "" {
+		return nil, &FieldError{Field: "chart.path", Err: errors.New("must be set")}
+	}
+	if _, err := os.Stat(path); err != nil {
+		return nil, &FieldError{Field: "chart.path", Err: fmt.Errorf("chart %s: %w", path, err)}
+	}
+	ch, err := loader.Load(path)
+	if err != nil {
+		return nil, &FieldError{Field: "chart.path", Err: fmt.Errorf("load chart %s: %w", path, err)}
+	}
+	if err := ch.Validate(); err != nil {
+		return nil, &FieldError{Field: "chart.path", Err: fmt.Errorf("chart %s: %w", path, err)}
+	}
+	return ch, nil
+}
+
+// startAttempt records what this apply attempts, as helm-controller's
+// LastAttempted* fields, and resets the failure counters when the chart or the
+// values changed: failures of an old configuration say nothing of a new one.
+func (r *request) startAttempt(prev *Status) {
+	if prev != nil {
+		r.sync.knownChartDigest = prev.ChartDigest
+		if prev.ChartDigest != r.sync.chartDigest || prev.ConfigDigest != r.sync.configDigest {
+			r.st.Failures, r.st.InstallFailures, r.st.UpgradeFailures = 0, 0, 0
+		}
+	}
+	r.st.ChartDigest, r.st.ConfigDigest = r.sync.chartDigest, r.sync.configDigest
+}
+
+// reconcile runs helm-controller's atomic release loop until the release is
+// in sync or remediation gives up.
+//
+// A round runs each kind of action at most once, re-deciding after every
+// action, and ends after a remediation, as a helm-controller reconcile does;
+// where helm-controller requeues, we start the next round at once, so that one
+// apply retries as often as the controller would over several reconciles.
+func (r *request) reconcile(ctx context.Context) error {
+	start := time.Now()
+	rounds := 0
+	for {
+		rounds++
+		if rounds > maxRounds {
+			return r.withCause(fmt.Errorf("remediation did not settle after %d rounds", maxRounds))
+		}
+		ran := map[actionKind]bool{}
+		driftRechecked := false
+		for {
+			if err := ctx.Err(); err != nil {
+				return r.withCause(fmt.Errorf("apply interrupted: %w", err))
+			}
+			s, err := r.observeState(ctx, true)
+			if err != nil {
+				return err
+			}
+			act, reason, err := decide(s, r.st, r.spec)
+			if err != nil {
+				return r.withCause(err)
+			}
+			if act == ActionNone {
+				if s.kind == stateInSync {
+					r.inSync()
+				}
+				return nil
+			}
+			k := kindOf(act)
+			if ran[k] && k == kindDrift && !driftRechecked {
+				// A controller writing between detection's read and its
+				// dry-run shows as drift: look once more before giving up.
+				driftRechecked = true
+				select {
+				case <-ctx.Done():
+				case <-time.After(2 * time.Second):
+				}
+				continue
+			}
+			if ran[k] {
+				return r.stuck(act, s, reason)
+			}
+			if s.kind == stateFailed {
+				// Keep the history to the failure and what a rollback needs.
+				if rem := activeRemediation(r.spec, r.st, s.rls); rem != nil {
+					r.st.History = truncateHistory(r.st.History, rem.ignoreTests, r.spec.MaxHistory)
+				}
+			}
+			if err := r.run(ctx, act, s); err != nil {
+				return err
+			}
+			ran[k] = true
+			if k != kindRemediate {
+				continue
+			}
+			if c := getCondition(r.st, CondRemediated); c != nil && c.Status == "False" && r.lastErr != nil {
+				// A remediation that fails would fail again at once: stop,
+				// with the release as it is, rather than loop.
+				return r.lastErr
+			}
+			rem := activeRemediation(r.spec, r.st, s.rls)
+			if rem != nil && rem.exhausted() {
+				return r.withCause(&exhaustedError{rem.action, rem.failures, rem.retries})
+			}
+			if rem != nil && rem.retries < 0 && !r.mayRetry(ctx, start) {
+				return r.withCause(fmt.Errorf("%s failed %d time(s) in this apply; retries are unlimited and the next apply goes on",
+					rem.action, rem.failures))
+			}
+			break
+		}
+	}
+}
+
+// maxRounds bounds the rounds of one apply whatever the retries say: a
+// safety net against a state the decisions cycle through without counting a
+// failure.
+const maxRounds = 100
+
+// mayRetry bounds unlimited retries within one apply: by the context's
+// deadline when it has one, else by the spec's timeout.
+func (r *request) mayRetry(ctx context.Context, start time.Time) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	if _, ok := ctx.Deadline(); ok {
+		return true
+	}
+	return time.Since(start) < actionTimeout(0, r.spec.Timeout)
+}
+
+// withCause puts the latest failure of this apply in front of err, so that
+// "retries exhausted" says what failed; without one (the failure was in an
+// earlier apply) the Ready message says it.
+func (r *request) withCause(err error) error {
+	if r.lastErr != nil {
+		return fmt.Errorf("%w; %w", r.lastErr, err)
+	}
+	if c := getCondition(r.st, CondReady); c != nil && c.Status != "True" && c.Message != "" {
+		return fmt.Errorf("%w: %s", err, c.Message)
+	}
+	return err
+}
+
+// stuck is the end of a round that would run an action kind twice.
+func (r *request) stuck(act Action, s releaseState, reason string) error {
+	if act == ActionCorrect {
+		return fmt.Errorf("drift correction did not converge: %s", reason)
+	}
+	if r.lastErr != nil {
+		return r.lastErr
+	}
+	return fmt.Errorf("%s would run a second time in one apply (%s)", act, reason)
+}
+
+// inSync is helm-controller's bookkeeping for a release in sync: the history
+// shrinks to what a rollback could need, and a remediation that left the
+// release as desired counts as a successful release.
+func (r *request) inSync() {
+	ignore := r.spec.Test.IgnoreFailures
+	if rem := activeRemediation(r.spec, r.st, nil); rem != nil {
+		ignore = rem.ignoreTests
+	}
+	r.st.History = truncateHistory(r.st.History, ignore, r.spec.MaxHistory)
+	if c := getCondition(r.st, CondRemediated); c != nil && c.Status == "True" {
+		cur := latest(r.st.History)
+		deleteCondition(r.st, CondRemediated)
+		setCondition(r.st, CondReleased, "True", ReasonUpgradeSucceeded, fmt.Sprintf(fmtUpgradeSuccess, cur.fullName(), cur.chartRef()))
+	}
+	if r.spec.Test.Enable && getCondition(r.st, CondTestSuccess) == nil {
+		r.markAwaitingTests()
+	}
+	summarize(r.st, r.spec)
+}
+
+// finish makes the status say what is in storage now.
+func (r *request) finish(ctx context.Context) {
+	rls, err := r.sess.storage(nil).Last(r.name)
+	switch {
+	case errors.Is(err, driver.ErrReleaseNotFound):
+		clearRelease(r.st)
+	case err == nil:
+		setRelease(r.st, rls)
+		if rls.Info.Status != helmrelease.StatusDeployed || driftMode(r.spec) == DriftDisabled {
+			r.st.Drift = nil
+		} else if !r.driftFresh {
+			// Best effort: a failed detection here must not fail an apply
+			// that did its job; refresh reports it.
+			drift, err := detectDrift(ctx, r.sess.f, r.spec, rls)
+			if err == nil {
+				r.st.Drift = drift
+			}
+		}
+	}
+	r.st.History = capHistory(r.st.History, r.spec.MaxHistory)
+	summarize(r.st, r.spec)
+}
+
+// setRelease copies the latest release's facts into the status.
+func setRelease(st *Status, rls *helmrelease.Release) {
+	st.Status = rls.Info.Status.String()
+	st.Version = rls.Version
+	st.FirstDeployed = rls.Info.FirstDeployed.Time
+	st.LastDeployed = rls.Info.LastDeployed.Time
+	if md := rls.Chart.Metadata; md != nil {
+		st.ChartName, st.ChartVersion, st.AppVersion = md.Name, md.Version, md.AppVersion
+	}
+}
+
+func clearRelease(st *Status) {
+	st.Status, st.Version, st.ChartName, st.ChartVersion, st.AppVersion = "", 0, "", "", ""
+	st.FirstDeployed, st.LastDeployed = time.Time{}, time.Time{}
+	st.Drift = nil
+}
+
+// markError records an error that stopped the apply before any action in
+// the Ready condition, so that state says why.
+func markError(st *Status, err error) {
+	msg := err.Error()
+	if i := strings.Index(msg, ": "); i > 0 && strings.HasPrefix(msg, "helmrelease ") {
+		msg = msg[i+2:]
+	}
+	setCondition(st, CondReady, "False", ReasonReconcileError, msg)
+}
+
+// copyStatus is a deep enough copy of prev for the engine to change freely.
+func copyStatus(prev *Status) *Status {
+	if prev == nil {
+		return &Status{}
+	}
+	st := *prev
+	st.History = make([]Snapshot, len(prev.History))
+	for i, s := range prev.History {
+		s.TestHooks = append([]TestHook(nil), s.TestHooks...)
+		st.History[i] = s
+	}
+	sortSnapshots(st.History)
+	st.Conditions = append([]Condition(nil), prev.Conditions...)
+	st.Drift = append(st.Drift[:0:0], prev.Drift...)
+	return &st
+}

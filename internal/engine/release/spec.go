@@ -1,0 +1,338 @@
+// Package release is the Helm release engine: helm-controller's HelmRelease
+// semantics (install, upgrade, test, rollback, uninstall, remediation with
+// retries, drift detection and correction) driven by plan and apply instead of
+// a controller loop. It knows nothing of Terraform: a Spec goes in, a Status
+// comes out, and the provider stores the Status in state between applies.
+//
+// Helm SDK imports stay inside this package and internal/engine/chart, so that
+// the move to Helm v4 touches only those two.
+package release
+
+import (
+	"time"
+
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
+)
+
+// Defaults of the Spec, as helm-controller's.
+const (
+	DefaultMaxHistory = 5
+	DefaultTimeout    = 5 * time.Minute
+	// DefaultValuesKey is the key of a values_from ConfigMap or Secret.
+	DefaultValuesKey = "values.yaml"
+)
+
+// CRDPolicy says what happens to the CRDs in a chart's crds/ directory.
+type CRDPolicy string
+
+const (
+	CRDsSkip          CRDPolicy = "Skip"
+	CRDsCreate        CRDPolicy = "Create"
+	CRDsCreateReplace CRDPolicy = "CreateReplace"
+)
+
+// Remediation strategies of an upgrade.
+const (
+	StrategyRollback  = "rollback"
+	StrategyUninstall = "uninstall"
+)
+
+// Drift detection modes.
+const (
+	DriftDisabled = "disabled"
+	DriftWarn     = "warn"
+	DriftEnabled  = "enabled"
+)
+
+// Spec is the desired release: what a HelmRelease object's spec says.
+type Spec struct {
+	// Name and Namespace identify the resource as a HelmRelease object would be
+	// identified: they name it in errors (`helmrelease default/podinfo: ...`),
+	// make the default release name, and are the origin labels that
+	// post-rendering puts on every object.
+	Name      string
+	Namespace string
+	// ReleaseName is the Helm release name; empty means ReleaseName(spec).
+	ReleaseName string
+	// TargetNamespace is where the release's objects go; empty means Namespace.
+	TargetNamespace string
+	// StorageNamespace holds Helm's release Secrets; empty means the target
+	// namespace.
+	StorageNamespace string
+	// ServiceAccountName, when set, is impersonated for every Helm action.
+	ServiceAccountName string
+	// MaxHistory is how many release revisions Helm keeps; 0 keeps all.
+	MaxHistory int
+	// Timeout of each action unless the action's own timeout is set.
+	Timeout time.Duration
+
+	// ChartPath is a chart archive (.tgz) or directory on local disk: the
+	// path of a stevedore_helmchart_artifact, or a chart the provider fetched.
+	ChartPath string
+	// ChartDigest identifies the chart's bytes (`sha256:<hex>`); a new digest
+	// means an upgrade.
+	ChartDigest string
+
+	// Values are the inline values; ValuesFrom are merged first, in order, and
+	// Values on top (a TargetPath reference overrides even those).
+	Values     map[string]any
+	ValuesFrom []ValuesReference
+
+	Install        Install
+	Upgrade        Upgrade
+	Test           Test
+	Rollback       Rollback
+	Uninstall      Uninstall
+	DriftDetection DriftDetection
+	PostRenderers  []PostRenderer
+}
+
+// ValuesReference is a values_from entry: a ConfigMap or Secret in the
+// resource's Namespace.
+type ValuesReference struct {
+	Kind       string // ConfigMap or Secret
+	Name       string
+	ValuesKey  string // empty means DefaultValuesKey
+	TargetPath string // Helm --set path; empty merges the whole document
+	Optional   bool   // a missing object is tolerated; a missing key is not
+}
+
+// Install are the install options.
+type Install struct {
+	Timeout                  time.Duration // 0: Spec.Timeout
+	CRDs                     CRDPolicy     // empty: Create
+	Replace                  bool
+	CreateNamespace          bool
+	DisableHooks             bool
+	DisableOpenAPIValidation bool
+	DisableWait              bool
+	DisableWaitForJobs       bool
+	Remediation              InstallRemediation
+}
+
+// InstallRemediation says what happens after a failed install: uninstall and
+// retry.
+type InstallRemediation struct {
+	// Retries before giving up; negative is infinite.
+	Retries int
+	// IgnoreTestFailures; nil means Test.IgnoreFailures.
+	IgnoreTestFailures *bool
+	// RemediateLastFailure; nil means false.
+	RemediateLastFailure *bool
+}
+
+// Upgrade are the upgrade options.
+type Upgrade struct {
+	Timeout                  time.Duration // 0: Spec.Timeout
+	CRDs                     CRDPolicy     // empty: Skip
+	CleanupOnFail            bool
+	DisableHooks             bool
+	DisableOpenAPIValidation bool
+	DisableWait              bool
+	DisableWaitForJobs       bool
+	Force                    bool
+	PreserveValues           bool
+	Remediation              UpgradeRemediation
+}
+
+// UpgradeRemediation says what happens after a failed upgrade.
+type UpgradeRemediation struct {
+	// Retries before giving up; negative is infinite.
+	Retries int
+	// IgnoreTestFailures; nil means Test.IgnoreFailures.
+	IgnoreTestFailures *bool
+	// RemediateLastFailure; nil means Retries > 0.
+	RemediateLastFailure *bool
+	// Strategy is StrategyRollback (empty) or StrategyUninstall.
+	Strategy string
+}
+
+// Test are the Helm test options.
+type Test struct {
+	Enable         bool
+	IgnoreFailures bool
+	Timeout        time.Duration // 0: Spec.Timeout
+	Filters        []TestFilter
+}
+
+// TestFilter selects test hooks by name: Exclude drops the named hook, otherwise
+// only the named hooks run.
+type TestFilter struct {
+	Name    string
+	Exclude bool
+}
+
+// Rollback are the rollback options (remediation of a failed upgrade).
+type Rollback struct {
+	Timeout            time.Duration // 0: Spec.Timeout
+	CleanupOnFail      bool
+	DisableHooks       bool
+	DisableWait        bool
+	DisableWaitForJobs bool
+	Force              bool
+	Recreate           bool
+}
+
+// Uninstall are the uninstall options.
+type Uninstall struct {
+	Timeout             time.Duration // 0: Spec.Timeout
+	DeletionPropagation string        // background (empty), foreground or orphan
+	DisableHooks        bool
+	DisableWait         bool
+	KeepHistory         bool
+}
+
+// DriftDetection says whether refresh compares the release's objects with the
+// cluster, and what apply does about differences.
+type DriftDetection struct {
+	Mode   string // DriftEnabled (empty), DriftWarn or DriftDisabled
+	Ignore []kube.IgnoreRule
+}
+
+// PostRenderer is one post_renderers entry.
+type PostRenderer struct {
+	Kustomize *Kustomize
+}
+
+// Kustomize is a kustomize post-renderer: patches and image overrides applied
+// to the rendered manifest with kustomize's API.
+type Kustomize struct {
+	Patches []KustomizePatch
+	Images  []KustomizeImage
+}
+
+// KustomizePatch is a strategic merge or JSON 6902 patch, optionally limited to
+// the objects a target selects.
+type KustomizePatch struct {
+	Patch  string
+	Target *KustomizeSelector
+}
+
+// KustomizeSelector is kustomize's patch target.
+type KustomizeSelector struct {
+	Group, Version, Kind, Name, Namespace string
+	AnnotationSelector, LabelSelector     string
+}
+
+// KustomizeImage is kustomize's image override.
+type KustomizeImage struct {
+	Name, NewName, NewTag, Digest string
+}
+
+// Status is what the engine observed and did: the provider keeps it in state
+// and hands it back as prev, which is how failure counters and history survive
+// between applies.
+type Status struct {
+	// ReleaseName and StorageNamespace locate the release.
+	ReleaseName      string
+	StorageNamespace string
+	// Status is the latest release's Helm status (deployed, failed,
+	// pending-install, ...); empty when there is no release.
+	Status       string
+	Version      int // Helm revision of the latest release
+	ChartName    string
+	ChartVersion string
+	AppVersion   string
+	// ConfigDigest is the digest of the values of the latest release we
+	// attempted, as fluxcd/pkg/chartutil DigestValues computes it.
+	ConfigDigest string
+	// ChartDigest is the Spec.ChartDigest of the latest attempt.
+	ChartDigest string
+	// PostRenderersDigest is the digest of the post-renderers of the latest
+	// attempt.
+	PostRenderersDigest string
+	FirstDeployed       time.Time
+	LastDeployed        time.Time
+
+	// History, newest first, as helm-controller's status.history.
+	History []Snapshot
+	// Conditions: Ready, Released, TestSuccess, Remediated.
+	Conditions []Condition
+
+	// Failures counts failed actions of any kind since the chart or config
+	// last changed; InstallFailures and UpgradeFailures the failed installs
+	// and upgrades (those that wrote a release).
+	Failures        int64
+	InstallFailures int64
+	UpgradeFailures int64
+
+	// LastAttemptedReleaseAction is "install" or "upgrade": the last release
+	// action tried, which picks the remediation settings that apply to a
+	// failure (helm-controller's status field of the same name). The
+	// provider should keep it in state; when it is empty the engine infers it
+	// from the release's description.
+	LastAttemptedReleaseAction string
+
+	// Drift is the objects of the release that differ in the cluster, found
+	// by Observe.
+	Drift []kube.Drift
+}
+
+// Snapshot is one release revision, with helm-controller's snapshot fields.
+type Snapshot struct {
+	Name          string
+	Namespace     string
+	Version       int
+	Status        string
+	ChartName     string
+	ChartVersion  string
+	AppVersion    string
+	ConfigDigest  string
+	Digest        string // digest of the release object, as helm-controller's
+	FirstDeployed time.Time
+	LastDeployed  time.Time
+	Deleted       time.Time
+	TestHooks     []TestHook
+
+	// ChartDigest is the Spec.ChartDigest of the chart that made this
+	// revision, when we made it (empty for revisions made elsewhere or
+	// imported). It tells a repackaged chart of the same version apart, as
+	// helm-controller's OCIDigest does. The provider should keep it in state.
+	ChartDigest string
+}
+
+// TestHook is the result of one test hook of a release.
+type TestHook struct {
+	Name          string
+	Phase         string // Succeeded, Failed, Running, Unknown
+	LastStarted   time.Time
+	LastCompleted time.Time
+}
+
+// Condition is a kstatus-style condition.
+type Condition struct {
+	Type    string // Ready, Released, TestSuccess, Remediated
+	Status  string // True, False, Unknown
+	Reason  string
+	Message string
+}
+
+// Action is what Plan says apply would do first.
+type Action string
+
+const (
+	ActionNone        Action = ""
+	ActionInstall     Action = "install"
+	ActionUpgrade     Action = "upgrade"
+	ActionUnlock      Action = "unlock"
+	ActionRollback    Action = "rollback"
+	ActionUninstall   Action = "uninstall"
+	ActionTest        Action = "test"
+	ActionCorrect     Action = "correct-drift"
+	ActionRetryFailed Action = "retry" // failed release, retries left: upgrade
+)
+
+// Plan is what apply would do, decided without changing anything.
+type Plan struct {
+	// ReleaseName is the release name the spec resolves to.
+	ReleaseName string
+	// ConfigDigest of the values apply would use (values_from read now).
+	ConfigDigest string
+	// PostRenderersDigest of the spec's post-renderers.
+	PostRenderersDigest string
+	// Action is the first action apply would take; ActionNone when the
+	// release is in sync.
+	Action Action
+	// Reason says why, in a sentence, for the plan's diagnostics.
+	Reason string
+}

@@ -1,0 +1,349 @@
+package release
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	helmrelease "helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v3/pkg/storage/driver"
+
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
+)
+
+// stateKind is helm-controller's release state: where the release in storage
+// stands against the spec and the status of the last apply.
+type stateKind int
+
+const (
+	stateAbsent    stateKind = iota // no release, or an uninstalled one
+	stateLocked                     // pending-install/upgrade/rollback
+	stateUnmanaged                  // not the release our history says we made
+	stateOutOfSync                  // chart, values or post-renderers changed
+	stateFailed                     // failed release, or failed tests that count
+	stateUntested                   // tests enabled and not run for this deployment
+	stateDrifted                    // objects differ in the cluster
+	stateInSync
+)
+
+// rollbackTarget is what became of the release a rollback would return to.
+type rollbackTarget int
+
+const (
+	targetOK      rollbackTarget = iota
+	targetMissing                // no deployed release in the history
+	targetCorrupt                // gone from storage or changed there: upgrade instead
+)
+
+// releaseState is an observation of the release, with what the decision needs.
+type releaseState struct {
+	kind   stateKind
+	reason string
+	rls    *helmrelease.Release // latest in storage; nil when absent
+	target rollbackTarget       // for stateFailed with the rollback strategy
+	drift  []kube.Drift         // for stateDrifted
+}
+
+// syncInputs are the desired chart, values and post-renderers, against which
+// a deployed release is in sync or not.
+type syncInputs struct {
+	chartName, chartVersion string
+	chartDigest             string // spec's
+	configDigest            string
+	prDigest                string
+	// knownChartDigest is the chart digest of the last attempt before this
+	// apply, the fallback when a history entry does not say its own.
+	knownChartDigest string
+}
+
+// outOfSync says why a deployed release differs from the desired one, or "".
+func outOfSync(rls *helmrelease.Release, cur *Snapshot, st *Status, in syncInputs) string {
+	if md := rls.Chart.Metadata; md.Name != in.chartName || md.Version != in.chartVersion {
+		return fmt.Sprintf("release chart changed: %s@%s -> %s@%s", md.Name, md.Version, in.chartName, in.chartVersion)
+	}
+	known := cur.ChartDigest
+	if known == "" {
+		known = in.knownChartDigest
+	}
+	// An unknown digest (an imported release) is not a change: the chart
+	// name and version above are all we can compare.
+	if known != "" && in.chartDigest != "" && known != in.chartDigest {
+		return "release chart digest changed"
+	}
+	if cur.ConfigDigest != in.configDigest {
+		return "release config values changed"
+	}
+	if st.PostRenderersDigest != "" && st.PostRenderersDigest != in.prDigest {
+		return "post-renderers changed"
+	}
+	return ""
+}
+
+// observeState reads the latest release and classifies it, as
+// helm-controller's DetermineReleaseState; detect runs drift detection when
+// the release is otherwise in sync and drift correction is on.
+func (r *request) observeState(ctx context.Context, detect bool) (releaseState, error) {
+	rls, err := r.sess.storage(nil).Last(r.name)
+	if errors.Is(err, driver.ErrReleaseNotFound) {
+		return releaseState{kind: stateAbsent, reason: "no release in storage"}, nil
+	}
+	if err != nil {
+		return releaseState{}, fmt.Errorf("read release %s from storage namespace %s%s: %w", r.name, r.sess.storageNS, r.sess.describeActor(), err)
+	}
+	if rls.Info == nil || rls.Chart == nil || rls.Chart.Metadata == nil {
+		return releaseState{}, fmt.Errorf("release %s v%d in storage namespace %s is incomplete", rls.Name, rls.Version, r.sess.storageNS)
+	}
+	if rls.Info.Status.IsPending() {
+		return releaseState{kind: stateLocked, rls: rls, reason: fmt.Sprintf("release with status '%s'", rls.Info.Status)}, nil
+	}
+	cur := latest(r.st.History)
+	if cur == nil {
+		if rls.Info.Status == helmrelease.StatusUninstalled {
+			return releaseState{kind: stateAbsent, rls: rls, reason: "found uninstalled release in storage"}, nil
+		}
+		return releaseState{kind: stateUnmanaged, rls: rls, reason: "found existing release in storage"}, nil
+	}
+	if !cur.targets(rls) || cur.Digest != releaseDigest(rls) {
+		return releaseState{kind: stateUnmanaged, rls: rls,
+			reason: fmt.Sprintf("release %s/%s.v%d in storage is not the %s this resource made", rls.Namespace, rls.Name, rls.Version, cur.fullName())}, nil
+	}
+	switch rls.Info.Status {
+	case helmrelease.StatusFailed:
+		return releaseState{kind: stateFailed, rls: rls, reason: "release is failed", target: r.checkRollbackTarget(rls)}, nil
+	case helmrelease.StatusUninstalled:
+		return releaseState{kind: stateAbsent, rls: rls, reason: "found uninstalled release in storage"}, nil
+	case helmrelease.StatusDeployed:
+	default:
+		return releaseState{}, fmt.Errorf("unable to determine state for release with status '%s'", rls.Info.Status)
+	}
+	if reason := outOfSync(rls, cur, r.st, r.sync); reason != "" {
+		return releaseState{kind: stateOutOfSync, rls: rls, reason: reason}, nil
+	}
+	if r.spec.Test.Enable {
+		hooks, tested := testResults(rls, r.spec.Test.Filters)
+		if !tested {
+			return releaseState{kind: stateUntested, rls: rls, reason: "release has not been tested"}, nil
+		}
+		rem := activeRemediation(r.spec, r.st, rls)
+		if rem != nil && !rem.ignoreTests && hasFailedHook(hooks) {
+			return releaseState{kind: stateFailed, rls: rls, reason: "release has test in failed phase", target: r.checkRollbackTarget(rls)}, nil
+		}
+	}
+	if detect && driftMode(r.spec) == DriftEnabled {
+		drift, err := detectDrift(ctx, r.sess.f, r.spec, rls)
+		if err != nil {
+			return releaseState{}, err
+		}
+		r.st.Drift, r.driftFresh = drift, true
+		if len(drift) > 0 {
+			return releaseState{kind: stateDrifted, rls: rls, drift: drift,
+				reason: fmt.Sprintf("%d object(s) of the release differ in the cluster", len(drift))}, nil
+		}
+	}
+	return releaseState{kind: stateInSync, rls: rls, reason: "release is in sync"}, nil
+}
+
+func hasFailedHook(hooks []TestHook) bool {
+	for _, h := range hooks {
+		if h.Phase == helmrelease.HookPhaseFailed.String() {
+			return true
+		}
+	}
+	return false
+}
+
+// checkRollbackTarget verifies that the release a rollback would return to is
+// still in storage as we recorded it; helm-controller upgrades instead when it
+// is not, since rolling back to something else is no remediation.
+func (r *request) checkRollbackTarget(cur *helmrelease.Release) rollbackTarget {
+	rem := activeRemediation(r.spec, r.st, cur)
+	if rem == nil || rem.strategy != StrategyRollback {
+		return targetOK
+	}
+	prev := previousSnapshot(r.st.History, rem.ignoreTests)
+	if prev == nil {
+		return targetMissing
+	}
+	rls, err := r.sess.storage(nil).Get(prev.Name, prev.Version)
+	if err != nil || releaseDigest(rls) != prev.Digest {
+		return targetCorrupt
+	}
+	return targetOK
+}
+
+func driftMode(spec *Spec) string {
+	if spec.DriftDetection.Mode == "" {
+		return DriftEnabled
+	}
+	return spec.DriftDetection.Mode
+}
+
+// remediation is the remediation settings that apply to a failure, with the
+// failures counted against them.
+type remediation struct {
+	action        string // install or upgrade
+	retries       int
+	failures      int64
+	ignoreTests   bool
+	remediateLast bool
+	strategy      string
+}
+
+func (r *remediation) exhausted() bool { return r.retries >= 0 && r.failures > int64(r.retries) }
+
+const (
+	actionInstall = "install"
+	actionUpgrade = "upgrade"
+)
+
+func remediationFor(action string, spec *Spec, st *Status) *remediation {
+	switch action {
+	case actionInstall:
+		ir := spec.Install.Remediation
+		r := &remediation{action: action, retries: ir.Retries, failures: st.InstallFailures,
+			ignoreTests: spec.Test.IgnoreFailures, strategy: StrategyUninstall}
+		if ir.IgnoreTestFailures != nil {
+			r.ignoreTests = *ir.IgnoreTestFailures
+		}
+		if ir.RemediateLastFailure != nil {
+			r.remediateLast = *ir.RemediateLastFailure
+		}
+		return r
+	case actionUpgrade:
+		ur := spec.Upgrade.Remediation
+		r := &remediation{action: action, retries: ur.Retries, failures: st.UpgradeFailures,
+			ignoreTests: spec.Test.IgnoreFailures, remediateLast: ur.Retries > 0, strategy: ur.Strategy}
+		if ur.IgnoreTestFailures != nil {
+			r.ignoreTests = *ur.IgnoreTestFailures
+		}
+		if ur.RemediateLastFailure != nil {
+			r.remediateLast = *ur.RemediateLastFailure
+		}
+		if r.strategy == "" {
+			r.strategy = StrategyRollback
+		}
+		return r
+	}
+	return nil
+}
+
+// activeRemediation is the remediation of the last release action, as
+// helm-controller's GetActiveRemediation; nil before any.
+func activeRemediation(spec *Spec, st *Status, rls *helmrelease.Release) *remediation {
+	action := st.LastAttemptedReleaseAction
+	if action == "" {
+		action = inferLastAction(rls)
+	}
+	return remediationFor(action, spec, st)
+}
+
+// inferLastAction reads the last release action from Helm's description of
+// the release, for a status that does not record it (state written before
+// the field existed, or an import).
+func inferLastAction(rls *helmrelease.Release) string {
+	if rls == nil || rls.Info == nil {
+		return ""
+	}
+	d := rls.Info.Description
+	switch {
+	case strings.HasPrefix(d, "Install complete"), strings.HasPrefix(d, "Release \""):
+		return actionInstall
+	case strings.HasPrefix(d, "Upgrade complete"), strings.HasPrefix(d, "Upgrade \""), strings.HasPrefix(d, "Rollback to"):
+		return actionUpgrade
+	}
+	return ""
+}
+
+// exhaustedError says remediation is out of retries.
+type exhaustedError struct {
+	action   string
+	failures int64
+	retries  int
+}
+
+func (e *exhaustedError) Error() string {
+	return fmt.Sprintf("%s retries exhausted (%d failure(s), %d retries)", e.action, e.failures, e.retries)
+}
+
+// decide is the next action for state s, helm-controller's actionForState.
+// It is pure: the caller runs the action and observes again.
+func decide(s releaseState, st *Status, spec *Spec) (Action, string, error) {
+	switch s.kind {
+	case stateInSync:
+		return ActionNone, s.reason, nil
+	case stateLocked:
+		return ActionUnlock, "release is locked: " + s.reason, nil
+	case stateAbsent:
+		if rem := remediationFor(actionInstall, spec, st); rem.exhausted() {
+			return ActionNone, "", &exhaustedError{actionInstall, rem.failures, rem.retries}
+		}
+		return ActionInstall, "release not installed: " + s.reason, nil
+	case stateUnmanaged:
+		return ActionUpgrade, "release not managed by this resource: " + s.reason, nil
+	case stateOutOfSync:
+		if rem := remediationFor(actionUpgrade, spec, st); rem.exhausted() {
+			return ActionNone, "", &exhaustedError{actionUpgrade, rem.failures, rem.retries}
+		}
+		return ActionUpgrade, "release out of sync: " + s.reason, nil
+	case stateUntested:
+		return ActionTest, s.reason, nil
+	case stateDrifted:
+		if driftMode(spec) == DriftEnabled {
+			return ActionCorrect, s.reason, nil
+		}
+		return ActionNone, s.reason, nil
+	case stateFailed:
+		rem := activeRemediation(spec, st, s.rls)
+		if rem == nil {
+			return ActionRetryFailed, s.reason + "; no remediation applies, upgrading", nil
+		}
+		if rem.failures <= 0 {
+			return ActionRetryFailed, s.reason + "; the chart or values changed since the failure, upgrading", nil
+		}
+		if rem.exhausted() && !rem.remediateLast {
+			return ActionNone, "", &exhaustedError{rem.action, rem.failures, rem.retries}
+		}
+		switch rem.strategy {
+		case StrategyRollback:
+			switch s.target {
+			case targetMissing:
+				return ActionNone, "", errors.New("upgrade failed and there is no previous release to roll back to")
+			case targetCorrupt:
+				return ActionRetryFailed, s.reason + "; the previous release changed in storage, upgrading instead of rolling back", nil
+			}
+			return ActionRollback, s.reason + "; rolling back (remediation)", nil
+		case StrategyUninstall:
+			return ActionUninstall, s.reason + "; uninstalling (remediation)", nil
+		default:
+			return ActionNone, "", &FieldError{Field: "upgrade.remediation.strategy", Err: fmt.Errorf("unknown remediation strategy %q", rem.strategy)}
+		}
+	}
+	return ActionNone, "", fmt.Errorf("unknown release state %d", s.kind)
+}
+
+// actionKind groups actions as helm-controller's reconciler types: one of each
+// kind per round.
+type actionKind int
+
+const (
+	kindRelease actionKind = iota
+	kindTest
+	kindRemediate
+	kindUnlock
+	kindDrift
+)
+
+func kindOf(a Action) actionKind {
+	switch a {
+	case ActionTest:
+		return kindTest
+	case ActionRollback, ActionUninstall:
+		return kindRemediate
+	case ActionUnlock:
+		return kindUnlock
+	case ActionCorrect:
+		return kindDrift
+	}
+	return kindRelease
+}

@@ -1,0 +1,210 @@
+package release
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	fluxchartutil "github.com/fluxcd/pkg/chartutil"
+	"github.com/go-logr/logr"
+	"github.com/opencontainers/go-digest"
+	helmchartutil "helm.sh/helm/v3/pkg/chartutil"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// DigestValues is the config digest of values: `sha256:<hex>` of the values
+// as YAML with keys sorted recursively, fluxcd/pkg/chartutil's DigestValues
+// with the canonical algorithm, so that ours equals helm-controller's for the
+// same values. Empty and nil values digest the empty string.
+func DigestValues(values map[string]any) string {
+	return fluxchartutil.DigestValues(digest.Canonical, values).String()
+}
+
+// composeValues reads the values_from objects and merges them with the inline
+// values as helm-controller does, with fluxcd/pkg/chartutil's
+// ChartValuesFromReferences: references in order, inline values on top, and a
+// target_path reference overriding even those (see below).
+//
+// Before handing over it checks every reference itself, because the library
+// tolerates a missing key on an optional reference (we do not: optional means
+// the object may be missing, a typo in the key is still an error) and because
+// its errors do not say which entry failed; ours name `values_from[i]`.
+func composeValues(ctx context.Context, c client.Client, spec *Spec) (map[string]any, error) {
+	inline := deepCopyValues(spec.Values)
+	if len(spec.ValuesFrom) == 0 {
+		if inline == nil {
+			inline = map[string]any{}
+		}
+		return inline, nil
+	}
+	reader := &cachedReader{Client: c, objs: map[types.NamespacedName]map[string]client.Object{}}
+	refs := make([]meta.ValuesReference, 0, len(spec.ValuesFrom))
+	refIndex := make([]int, 0, len(spec.ValuesFrom)) // refs[i] is values_from[refIndex[i]]
+	for i, ref := range spec.ValuesFrom {
+		field := fmt.Sprintf("values_from[%d]", i)
+		key := ref.ValuesKey
+		if key == "" {
+			key = DefaultValuesKey
+		}
+		nn := types.NamespacedName{Namespace: spec.Namespace, Name: ref.Name}
+		data, found, err := reader.value(ctx, ref.Kind, nn, key)
+		switch {
+		case err != nil && apierrors.IsNotFound(err):
+			if ref.Optional {
+				continue
+			}
+			return nil, &FieldError{Field: field, Err: fmt.Errorf("%s %s not found", ref.Kind, nn)}
+		case err != nil:
+			return nil, fmt.Errorf("%s: read %s %s: %w", field, ref.Kind, nn, err)
+		case !found:
+			return nil, &FieldError{Field: field + ".values_key", Err: fmt.Errorf("%s %s has no key %q", ref.Kind, nn, key)}
+		}
+		// Check the data as the library will use it, to blame the right entry.
+		if ref.TargetPath != "" {
+			if err := fluxchartutil.ReplacePathValue(helmchartutil.Values{}, ref.TargetPath, data); err != nil {
+				return nil, &FieldError{Field: field + ".target_path",
+					Err: fmt.Errorf("%s %s key %q cannot be set at %q: %w", ref.Kind, nn, key, ref.TargetPath, hideSecret(ref.Kind, err))}
+			}
+		} else if _, err := helmchartutil.ReadValues([]byte(data)); err != nil {
+			return nil, &FieldError{Field: field,
+				Err: fmt.Errorf("%s %s key %q is not a YAML mapping: %w", ref.Kind, nn, key, hideSecret(ref.Kind, err))}
+		}
+		refs = append(refs, meta.ValuesReference{
+			Kind: ref.Kind, Name: ref.Name, ValuesKey: key, TargetPath: ref.TargetPath,
+		})
+		refIndex = append(refIndex, i)
+	}
+	values, err := fluxchartutil.ChartValuesFromReferences(ctx, logr.Discard(), reader, spec.Namespace, inline, refs...)
+	if err != nil {
+		return nil, &FieldError{Field: "values_from", Err: err}
+	}
+	// The library merges the inline values last, over target_path values,
+	// except where its maps happen to alias the inline ones. A target_path
+	// value is Helm's --set: it wins over the inline values, always. Setting
+	// the paths again, in order, makes that hold whatever the aliasing.
+	for i, ref := range refs {
+		if ref.TargetPath == "" {
+			continue
+		}
+		data, _, err := reader.value(ctx, ref.Kind, types.NamespacedName{Namespace: spec.Namespace, Name: ref.Name}, ref.ValuesKey)
+		if err == nil {
+			err = fluxchartutil.ReplacePathValue(values, ref.TargetPath, data)
+		}
+		if err != nil {
+			return nil, &FieldError{Field: fmt.Sprintf("values_from[%d].target_path", refIndex[i]), Err: hideSecret(ref.Kind, err)}
+		}
+	}
+	return values.AsMap(), nil
+}
+
+// hideSecret keeps parser messages, which may quote the data, out of errors
+// about Secrets: secrets never appear in diagnostics.
+func hideSecret(kind string, err error) error {
+	if kind == "Secret" {
+		return errors.New("parse error (details hidden: the data is secret)")
+	}
+	return err
+}
+
+// cachedReader serves Gets of ConfigMaps and Secrets from what it already
+// read, so that the checks above and the library see the same data and each
+// object is read once.
+type cachedReader struct {
+	client.Client
+	objs map[types.NamespacedName]map[string]client.Object // by kind
+}
+
+func (r *cachedReader) fetch(ctx context.Context, kind string, nn types.NamespacedName) (client.Object, error) {
+	if o, ok := r.objs[nn][kind]; ok {
+		return o, nil
+	}
+	var obj client.Object
+	switch kind {
+	case "Secret":
+		obj = &corev1.Secret{}
+	default:
+		obj = &corev1.ConfigMap{}
+	}
+	if err := r.Client.Get(ctx, nn, obj); err != nil {
+		return nil, err
+	}
+	if r.objs[nn] == nil {
+		r.objs[nn] = map[string]client.Object{}
+	}
+	r.objs[nn][kind] = obj
+	return obj, nil
+}
+
+func (r *cachedReader) value(ctx context.Context, kind string, nn types.NamespacedName, key string) (string, bool, error) {
+	obj, err := r.fetch(ctx, kind, nn)
+	if err != nil {
+		return "", false, err
+	}
+	switch o := obj.(type) {
+	case *corev1.Secret:
+		v, ok := o.Data[key]
+		return string(v), ok, nil
+	case *corev1.ConfigMap:
+		v, ok := o.Data[key]
+		return v, ok, nil
+	}
+	return "", false, nil
+}
+
+// Get implements client.Reader for the library: cached ConfigMaps and
+// Secrets, anything else from the cluster.
+func (r *cachedReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	var kind string
+	switch obj.(type) {
+	case *corev1.Secret:
+		kind = "Secret"
+	case *corev1.ConfigMap:
+		kind = "ConfigMap"
+	default:
+		return r.Client.Get(ctx, key, obj, opts...)
+	}
+	cached, err := r.fetch(ctx, kind, key)
+	if err != nil {
+		return err
+	}
+	switch dst := obj.(type) {
+	case *corev1.Secret:
+		cached.(*corev1.Secret).DeepCopyInto(dst)
+	case *corev1.ConfigMap:
+		cached.(*corev1.ConfigMap).DeepCopyInto(dst)
+	}
+	return nil
+}
+
+// deepCopyValues copies the maps and lists of a values tree: the library
+// writes target_path values into nested maps it may share with its input, and
+// the input is the caller's spec.
+func deepCopyValues(v map[string]any) map[string]any {
+	if v == nil {
+		return nil
+	}
+	out := make(map[string]any, len(v))
+	for k, e := range v {
+		out[k] = deepCopyValue(e)
+	}
+	return out
+}
+
+func deepCopyValue(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		return deepCopyValues(t)
+	case []any:
+		out := make([]any, len(t))
+		for i, e := range t {
+			out[i] = deepCopyValue(e)
+		}
+		return out
+	default:
+		return v
+	}
+}

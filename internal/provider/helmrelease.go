@@ -1,0 +1,616 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/chart"
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/release"
+)
+
+// NewHelmReleaseResource is the stevedore_helmrelease resource.
+func NewHelmReleaseResource() resource.Resource { return &helmReleaseResource{} }
+
+type helmReleaseResource struct {
+	data *providerData
+}
+
+var (
+	_ resource.ResourceWithConfigure      = (*helmReleaseResource)(nil)
+	_ resource.ResourceWithModifyPlan     = (*helmReleaseResource)(nil)
+	_ resource.ResourceWithValidateConfig = (*helmReleaseResource)(nil)
+	_ resource.ResourceWithImportState    = (*helmReleaseResource)(nil)
+)
+
+func (r *helmReleaseResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_helmrelease"
+}
+
+func (r *helmReleaseResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = helmReleaseSchema()
+}
+
+func (r *helmReleaseResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.data = providerDataFrom(req, resp)
+}
+
+func (r *helmReleaseResource) engine() *release.Engine { return release.New(r.data.kube) }
+
+func (r *helmReleaseResource) offline() bool { return r.data == nil || r.data.unknown }
+
+// ValidateConfig checks what needs no cluster: values that are no mapping,
+// post-renderer patches that do not parse, ignore rules whose pointers or
+// selectors are malformed, the chart block.
+func (r *helmReleaseResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	var m helmReleaseModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if c := m.Chart; c.inline() && !c.Repository.IsNull() && c.Chart.IsNull() {
+		resp.Diagnostics.AddAttributeError(path.Root("chart").AtName("chart"), "Missing chart name",
+			"chart.chart is required with chart.repository: the name of the chart in the repository")
+	}
+	spec, _, diags := helmReleaseSpec(ctx, &m)
+	resp.Diagnostics.Append(diags...)
+	if spec == nil {
+		return
+	}
+	// Each check skips what it cannot see yet (unknown values are empty here).
+	addReleaseFieldDiag(&resp.Diagnostics, "Invalid post-renderer", release.ValidatePostRenderers(spec.PostRenderers))
+	if d := m.DriftDetection; d != nil {
+		addReleaseFieldDiag(&resp.Diagnostics, "Invalid drift ignore rule", release.ValidateIgnoreRules(spec.DriftDetection.Ignore))
+	}
+}
+
+// ModifyPlan shows what apply will do. The engine decides the first action
+// from the release in the cluster and the state (helm-controller's order);
+// anything but "nothing" makes the release's computed attributes unknown, with
+// what is known at plan time filled in: the chart version an upgrade installs,
+// the digest of the values, drift going to [].
+func (r *helmReleaseResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() {
+		return // destroy
+	}
+	var plan helmReleaseModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	var state *helmReleaseModel
+	if !req.State.Raw.IsNull() {
+		state = &helmReleaseModel{}
+		resp.Diagnostics.Append(req.State.Get(ctx, state)...)
+		if resp.Diagnostics.HasError() {
+			return
+		}
+	}
+
+	// release_name and storage_namespace are computed when not set: start
+	// from the configuration, not from the framework's unknown.
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("release_name"), &plan.ReleaseName)...)
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("storage_namespace"), &plan.StorageNamespace)...)
+	spec, known, diags := helmReleaseSpec(ctx, &plan)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if !plan.Name.IsUnknown() && !plan.Namespace.IsUnknown() {
+		plan.ID = types.StringValue(plan.Namespace.ValueString() + "/" + plan.Name.ValueString())
+	}
+	r.planIdentity(spec, &plan, state, resp)
+
+	// The chart's own metadata: a new name replaces the release, a new
+	// version is shown as such.
+	meta, ok := r.planChart(ctx, spec, &plan, state, resp)
+	if !ok {
+		return
+	}
+	if meta != nil && state != nil && state.ChartName.ValueString() != "" && state.ChartName.ValueString() != meta.Name {
+		resp.RequiresReplace = append(resp.RequiresReplace, path.Root("chart"))
+	}
+
+	mode := spec.DriftDetection.Mode
+	if state != nil && mode == release.DriftWarn && len(state.Drift.Elements()) > 0 {
+		resp.Diagnostics.AddWarning("Release drifted",
+			fmt.Sprintf("helmrelease %s: %s; drift_detection.mode is warn, so apply leaves it", plan.ID.ValueString(), driftSummary(state.Drift)))
+	}
+
+	if !known || r.offline() || len(resp.RequiresReplace) > 0 {
+		r.planUnknown(&plan, meta, mode)
+		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+		return
+	}
+
+	prev, diags := prevStatus(ctx, state)
+	resp.Diagnostics.Append(diags...)
+	p, err := r.engine().Plan(ctx, spec, prev)
+	if err != nil {
+		addReleaseDiag(&resp.Diagnostics, "Cannot plan the release", err)
+		return
+	}
+	plan.ConfigDigest = types.StringValue(p.ConfigDigest)
+	plan.PostRenderersDigest = types.StringValue(p.PostRenderersDigest)
+
+	action := p.Action
+	if action == release.ActionNone && mode == release.DriftEnabled && state != nil && len(state.Drift.Elements()) > 0 {
+		// Refresh found drift; the engine looks at the release, not at what
+		// refresh recorded.
+		action = release.ActionCorrect
+	}
+	if action == release.ActionNone && state != nil {
+		if p.Reason != "" {
+			// Remediation is exhausted: nothing happens until the chart or the
+			// values change, as with helm-controller; say why.
+			resp.Diagnostics.AddWarning("Release is not in sync", fmt.Sprintf("helmrelease %s: %s", plan.ID.ValueString(), p.Reason))
+		}
+		plan.copyStatus(state)
+		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+		return
+	}
+	if state != nil && p.Reason != "" && action != release.ActionUpgrade && action != release.ActionCorrect {
+		// Remediation is not visible in any attribute but status: say it.
+		resp.Diagnostics.AddWarning("Release needs remediation",
+			fmt.Sprintf("helmrelease %s: apply will %s: %s", plan.ID.ValueString(), action, p.Reason))
+	}
+	r.planUnknown(&plan, meta, mode)
+	if action == release.ActionCorrect && state != nil {
+		// Drift correction creates no Helm revision: only drift changes.
+		plan.copyStatus(state)
+		plan.ConfigDigest = types.StringValue(p.ConfigDigest)
+		plan.PostRenderersDigest = types.StringValue(p.PostRenderersDigest)
+		plan.Drift = emptyDrift()
+	}
+	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+}
+
+// planChart resolves the chart the release will get. For an artifact's path
+// it reads the archive's Chart.yaml (when the artifact exists already); for an
+// inline chart it resolves the version constraint as the artifact resource
+// does, and keeps the digest of the state when nothing about the chart
+// changed, so that an unchanged inline chart plans no upgrade. ok is false
+// after an error diagnostic.
+func (r *helmReleaseResource) planChart(ctx context.Context, spec *release.Spec, plan, state *helmReleaseModel, resp *resource.ModifyPlanResponse) (*chart.Metadata, bool) {
+	c := plan.Chart
+	if c == nil {
+		return nil, true
+	}
+	if !c.inline() {
+		plan.ChartDigest = c.Digest
+		if c.Path.IsUnknown() || c.Path.IsNull() {
+			return nil, true
+		}
+		meta, err := chart.ReadMetadata(spec.ChartPath)
+		if err != nil {
+			resp.Diagnostics.AddAttributeError(path.Root("chart").AtName("path"), "Cannot read the chart",
+				fmt.Sprintf("helmrelease %s: %v", plan.ID.ValueString(), err))
+			return nil, false
+		}
+		return meta, true
+	}
+	plan.ChartDigest = types.StringUnknown()
+	if r.offline() {
+		return nil, true
+	}
+	cspec, known, diags := r.inlineChartSpec(ctx, c)
+	resp.Diagnostics.Append(diags...)
+	if !known || diags.HasError() {
+		return nil, !diags.HasError()
+	}
+	resolved, err := r.chartEngine().Resolve(ctx, cspec)
+	if err != nil {
+		resp.Diagnostics.Append(chartDiag("Cannot resolve the chart version", plan.ID.ValueString(), err))
+		return nil, false
+	}
+	meta := &chart.Metadata{Name: resolved.ChartName, Version: resolved.Revision, AppVersion: resolved.AppVersion}
+	if state != nil && state.Chart != nil && sameInlineChart(c, state.Chart) &&
+		state.ChartDigest.ValueString() != "" && (resolved.Revision == "" || resolved.Revision == state.ChartVersion.ValueString()) {
+		// Nothing about the chart changed: the release keeps its archive.
+		plan.ChartDigest = state.ChartDigest
+		spec.ChartDigest = state.ChartDigest.ValueString()
+		meta.Version, meta.AppVersion = state.ChartVersion.ValueString(), state.AppVersion.ValueString()
+	}
+	return meta, true
+}
+
+// planIdentity fills release_name and storage_namespace, whose plan values
+// are the configuration's here, with their defaults, and plans a replacement
+// when either changes.
+func (r *helmReleaseResource) planIdentity(spec *release.Spec, plan, state *helmReleaseModel, resp *resource.ModifyPlanResponse) {
+	if plan.Name.IsUnknown() || plan.Namespace.IsUnknown() || plan.TargetNamespace.IsUnknown() || plan.ReleaseName.IsUnknown() {
+		plan.ReleaseName = types.StringUnknown()
+	} else {
+		spec.ReleaseName = release.ReleaseName(spec)
+		plan.ReleaseName = types.StringValue(spec.ReleaseName)
+	}
+	if plan.Namespace.IsUnknown() || plan.TargetNamespace.IsUnknown() || plan.StorageNamespace.IsUnknown() {
+		plan.StorageNamespace = types.StringUnknown()
+	} else {
+		if spec.StorageNamespace == "" {
+			spec.StorageNamespace = spec.TargetNamespace
+		}
+		if spec.StorageNamespace == "" {
+			spec.StorageNamespace = spec.Namespace
+		}
+		plan.StorageNamespace = types.StringValue(spec.StorageNamespace)
+	}
+	if state == nil {
+		return
+	}
+	for _, a := range []struct {
+		name        string
+		plan, state types.String
+	}{{"release_name", plan.ReleaseName, state.ReleaseName}, {"storage_namespace", plan.StorageNamespace, state.StorageNamespace}} {
+		if !a.plan.IsUnknown() && a.state.ValueString() != "" && a.state.ValueString() != a.plan.ValueString() {
+			resp.RequiresReplace = append(resp.RequiresReplace, path.Root(a.name))
+		}
+	}
+}
+
+// planUnknown marks what apply will tell: the release's status and history.
+func (r *helmReleaseResource) planUnknown(m *helmReleaseModel, meta *chart.Metadata, mode string) {
+	m.Status = types.StringUnknown()
+	m.Version = types.Int64Unknown()
+	m.ChartName, m.ChartVersion, m.AppVersion = types.StringUnknown(), types.StringUnknown(), types.StringUnknown()
+	if meta != nil {
+		m.ChartName = types.StringValue(meta.Name)
+		if meta.Version != "" {
+			// An inline chart with values files gets its version's build
+			// metadata at apply; the index's appVersion is a hint only.
+			m.ChartVersion = types.StringValue(meta.Version)
+		}
+		if meta.AppVersion != "" && !m.Chart.inline() {
+			m.AppVersion = types.StringValue(meta.AppVersion)
+		}
+	}
+	if m.ConfigDigest.IsNull() {
+		m.ConfigDigest = types.StringUnknown()
+	}
+	if m.PostRenderersDigest.IsNull() {
+		m.PostRenderersDigest = types.StringUnknown()
+	}
+	m.FirstDeployed, m.LastDeployed = types.StringUnknown(), types.StringUnknown()
+	m.History = types.ListUnknown(snapshotType)
+	m.Conditions = types.ListUnknown(conditionType)
+	m.Failures, m.InstallFailures, m.UpgradeFailures = types.Int64Unknown(), types.Int64Unknown(), types.Int64Unknown()
+	m.LastAttemptedAction = types.StringUnknown()
+	m.Drift = types.ListUnknown(driftEntryType)
+	if mode == release.DriftEnabled {
+		// Apply ends with the release's objects as the chart renders them.
+		m.Drift = emptyDrift()
+	}
+}
+
+func emptyDrift() types.List { return types.ListValueMust(driftEntryType, nil) }
+
+// copyStatus copies the computed attributes of the release from the state.
+func (m *helmReleaseModel) copyStatus(s *helmReleaseModel) {
+	m.ID = s.ID
+	m.ReleaseName, m.StorageNamespace = s.ReleaseName, s.StorageNamespace
+	m.Status, m.Version = s.Status, s.Version
+	m.ChartName, m.ChartVersion, m.AppVersion = s.ChartName, s.ChartVersion, s.AppVersion
+	m.ConfigDigest, m.PostRenderersDigest, m.ChartDigest = s.ConfigDigest, s.PostRenderersDigest, s.ChartDigest
+	m.FirstDeployed, m.LastDeployed = s.FirstDeployed, s.LastDeployed
+	m.History, m.Conditions = s.History, s.Conditions
+	m.Failures, m.InstallFailures, m.UpgradeFailures = s.Failures, s.InstallFailures, s.UpgradeFailures
+	m.LastAttemptedAction = s.LastAttemptedAction
+	m.Drift = s.Drift
+}
+
+func (r *helmReleaseResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var plan helmReleaseModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if saved := r.reconcile(ctx, &plan, nil, &resp.Diagnostics); saved {
+		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	}
+}
+
+func (r *helmReleaseResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var plan, state helmReleaseModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if saved := r.reconcile(ctx, &plan, &state, &resp.Diagnostics); saved {
+		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	}
+}
+
+// reconcile runs the engine's state machine and fills m with what really
+// happened. It reports whether m is to be saved: after a failure it is, when
+// the engine says what is in the cluster, so that the next apply continues
+// from there (a failed install is a release that exists, with its counters).
+func (r *helmReleaseResource) reconcile(ctx context.Context, m, state *helmReleaseModel, diags *diag.Diagnostics) bool {
+	m.ID = types.StringValue(m.Namespace.ValueString() + "/" + m.Name.ValueString())
+	// Unknown at plan when the name was: the defaults apply.
+	if m.ReleaseName.IsUnknown() {
+		m.ReleaseName = types.StringNull()
+	}
+	if m.StorageNamespace.IsUnknown() {
+		m.StorageNamespace = types.StringNull()
+	}
+	if r.offline() {
+		diags.AddError("Provider not configured", "helmrelease "+m.ID.ValueString()+": the provider configuration is not known at apply")
+		return false
+	}
+	spec, known, d := helmReleaseSpec(ctx, m)
+	diags.Append(d...)
+	if !known && !diags.HasError() {
+		diags.AddError("Unknown values at apply", "helmrelease "+m.ID.ValueString()+": a configuration value is still unknown")
+	}
+	if diags.HasError() {
+		return false
+	}
+	prev, d := prevStatus(ctx, state)
+	diags.Append(d...)
+	plannedChartVersion, plannedDigest := m.ChartVersion, m.ConfigDigest
+	if m.Chart.inline() && !r.buildInlineChart(ctx, m, spec, diags) {
+		return false
+	}
+
+	status, err := r.engine().Reconcile(ctx, spec, prev)
+	if status == nil {
+		if err == nil {
+			err = errors.New("the engine returned no status")
+		}
+		addReleaseDiag(diags, "Release failed", err)
+		return false
+	}
+	m.setStatus(status)
+	if err != nil {
+		addReleaseDiag(diags, "Release failed", err)
+		return true
+	}
+	// What the plan promised must be what happened; when values_from or the
+	// chart changed between plan and apply, say so rather than let Terraform
+	// report an inconsistent result.
+	if v := plannedChartVersion; !v.IsUnknown() && !v.IsNull() && v.ValueString() != status.ChartVersion {
+		diags.AddAttributeError(path.Root("chart"), "Chart changed since the plan",
+			fmt.Sprintf("helmrelease %s: planned chart version %s, released %s; plan again", m.ID.ValueString(), v.ValueString(), status.ChartVersion))
+	}
+	if v := plannedDigest; !v.IsUnknown() && !v.IsNull() && v.ValueString() != status.ConfigDigest {
+		diags.AddAttributeError(path.Root("values_from"), "Values changed since the plan",
+			fmt.Sprintf("helmrelease %s: planned config digest %s, released %s (a values_from object changed); plan again",
+				m.ID.ValueString(), v.ValueString(), status.ConfigDigest))
+	}
+	return true
+}
+
+// Read refreshes the release from Helm storage, with the drift of its objects.
+// A release that is gone leaves the state, so that the plan installs it again.
+func (r *helmReleaseResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state helmReleaseModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() || r.offline() {
+		return
+	}
+	spec, known, diags := helmReleaseSpec(ctx, &state)
+	resp.Diagnostics.Append(diags...)
+	if !known || resp.Diagnostics.HasError() {
+		return
+	}
+	if state.Chart.inline() {
+		spec.ChartDigest = state.ChartDigest.ValueString()
+	}
+	prev, diags := prevStatus(ctx, &state)
+	resp.Diagnostics.Append(diags...)
+	status, err := r.engine().Observe(ctx, spec, prev)
+	if err != nil {
+		addReleaseDiag(&resp.Diagnostics, "Cannot read the release", err)
+		return
+	}
+	if status == nil {
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	state.setStatus(status)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+func (r *helmReleaseResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state helmReleaseModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if r.offline() {
+		resp.Diagnostics.AddError("Provider not configured", "helmrelease "+state.ID.ValueString()+": the provider configuration is not known")
+		return
+	}
+	spec, _, diags := helmReleaseSpec(ctx, &state)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if err := r.engine().Uninstall(ctx, spec); err != nil {
+		addReleaseDiag(&resp.Diagnostics, "Uninstall failed", err)
+	}
+}
+
+// importID is `namespace/release_name`, or
+// `storage_namespace/release_name@target_namespace` when they differ.
+var importID = regexp.MustCompile(`^([a-z0-9]([-a-z0-9]*[a-z0-9])?)/([a-z0-9]([-a-z0-9.]*[a-z0-9])?)(@([a-z0-9]([-a-z0-9]*[a-z0-9])?))?$`)
+
+// ImportState reads a running release, whoever installed it. Its values are
+// the release's user-supplied values, and the chart is found in the
+// provider's artifact cache when exactly one artifact there has the release's
+// chart name and version, so that a configuration that matches the running
+// release plans nothing after the import.
+func (r *helmReleaseResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	parts := importID.FindStringSubmatch(req.ID)
+	if parts == nil {
+		resp.Diagnostics.AddError("Invalid import ID",
+			fmt.Sprintf("%q: want namespace/release_name, or storage_namespace/release_name@target_namespace", req.ID))
+		return
+	}
+	storageNS, name, targetNS := parts[1], parts[3], parts[6]
+	if r.offline() {
+		resp.Diagnostics.AddError("Provider not configured", "import needs a known provider configuration")
+		return
+	}
+	imp, err := r.engine().Import(ctx, storageNS, name)
+	if err != nil {
+		addReleaseDiag(&resp.Diagnostics, "Cannot import the release", err)
+		return
+	}
+	if targetNS != "" && imp.TargetNamespace != targetNS {
+		resp.Diagnostics.AddError("Invalid import ID",
+			fmt.Sprintf("release %s/%s is installed in namespace %s, not %s", storageNS, name, imp.TargetNamespace, targetNS))
+		return
+	}
+	m := helmReleaseModel{
+		Name: types.StringValue(name), Namespace: types.StringValue(storageNS),
+		TargetNamespace: types.StringNull(), ServiceAccountName: types.StringNull(), MaxHistory: types.Int64Null(),
+		Timeout: types.StringNull(), PersistentClient: types.BoolNull(), Values: types.DynamicNull(),
+	}
+	if imp.TargetNamespace != storageNS {
+		m.TargetNamespace = types.StringValue(imp.TargetNamespace)
+	}
+	if len(imp.Values) > 0 {
+		v, err := tfValue(imp.Values)
+		if err != nil {
+			resp.Diagnostics.AddError("Cannot import the release values", fmt.Sprintf("release %s/%s: %v", storageNS, name, err))
+			return
+		}
+		m.Values = types.DynamicValue(v)
+	}
+	m.setStatus(imp.Status)
+	m.ID = types.StringValue(storageNS + "/" + name)
+	m.Chart = nullReleaseChart()
+	if r.data.cacheDir != "" {
+		ce := chart.New(chart.Options{CacheDir: r.data.cacheDir})
+		if p, d, ok := ce.FindArtifact(imp.Status.ChartName, imp.Status.ChartVersion); ok {
+			m.Chart.Path, m.Chart.Digest, m.ChartDigest = types.StringValue(p), types.StringValue(d), types.StringValue(d)
+		}
+	}
+	m.Drift = emptyDrift()
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+func (r *helmReleaseResource) chartEngine() *chart.Engine {
+	return chart.New(chart.Options{CacheDir: r.data.cacheDir, IndexTTL: r.data.indexTTL})
+}
+
+// inlineChartSpec is the chart engine's spec of an inline chart, with the
+// provider's registries, exactly as the artifact resource builds it.
+func (r *helmReleaseResource) inlineChartSpec(ctx context.Context, c *releaseChartModel) (chart.Spec, bool, diag.Diagnostics) {
+	return (&helmChartArtifactResource{data: r.data}).specFrom(ctx, c.artifactModel())
+}
+
+// buildInlineChart fetches, packages and verifies an inline chart into the
+// cache, at the version the plan resolved when it did, and points the spec at
+// the archive.
+func (r *helmReleaseResource) buildInlineChart(ctx context.Context, m *helmReleaseModel, spec *release.Spec, diags *diag.Diagnostics) bool {
+	id := m.ID.ValueString()
+	cspec, known, d := r.inlineChartSpec(ctx, m.Chart)
+	diags.Append(d...)
+	if !known && !diags.HasError() {
+		diags.AddError("Unknown values at apply", "helmrelease "+id+": a chart attribute is still unknown")
+	}
+	if diags.HasError() {
+		return false
+	}
+	e := r.chartEngine()
+	resolved, err := e.Resolve(ctx, cspec)
+	if err != nil {
+		diags.Append(chartDiag("Cannot resolve the chart version", id, err))
+		return false
+	}
+	a, err := e.Build(ctx, cspec, resolved.Version)
+	if err != nil {
+		diags.Append(chartDiag("Cannot build the chart", id, err))
+		return false
+	}
+	spec.ChartPath, spec.ChartDigest = a.Path, a.Digest
+	return true
+}
+
+// chartDiag is a chart engine error on the chart block's attribute it names.
+func chartDiag(summary, id string, err error) diag.Diagnostic {
+	msg := fmt.Sprintf("helmrelease %s: chart: %v", id, err)
+	if field := chart.FieldOf(err); field != "" {
+		return diag.NewAttributeErrorDiagnostic(path.Root("chart").AtName(field), summary, msg)
+	}
+	return diag.NewAttributeErrorDiagnostic(path.Root("chart"), summary, msg)
+}
+
+// sameInlineChart reports whether two inline charts have the same source.
+func sameInlineChart(a, b *releaseChartModel) bool {
+	x, y := a.artifactModel(), b.artifactModel()
+	return !inputsChanged(x, y)
+}
+
+// driftSummary says which objects drifted, for warnings.
+func driftSummary(l types.List) string {
+	drift, _ := driftFrom(context.Background(), l)
+	ids := make([]string, 0, len(drift))
+	for _, d := range drift {
+		ids = append(ids, d.ID+" ("+d.Type+")")
+	}
+	return strconv.Itoa(len(drift)) + " object(s) differ from the release: " + strings.Join(ids, ", ")
+}
+
+// addReleaseDiag attaches an engine error to the attribute it is about.
+func addReleaseDiag(diags *diag.Diagnostics, summary string, err error) {
+	var fe *release.FieldError
+	if errors.As(err, &fe) {
+		diags.AddAttributeError(fieldPath(fe.Field), summary, err.Error())
+		return
+	}
+	diags.AddError(summary, err.Error())
+}
+
+// addReleaseFieldDiag adds one diagnostic per error joined in err.
+func addReleaseFieldDiag(diags *diag.Diagnostics, summary string, err error) {
+	if err == nil {
+		return
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			addReleaseDiag(diags, summary, e)
+		}
+		return
+	}
+	addReleaseDiag(diags, summary, err)
+}
+
+var fieldStep = regexp.MustCompile(`^([a-z_]+)((\[\d+\])*)$`)
+
+// fieldPath turns `post_renderers[0].kustomize.patches[1].patch` into an
+// attribute path.
+func fieldPath(field string) path.Path {
+	var p path.Path
+	first := true
+	for _, step := range strings.Split(field, ".") {
+		m := fieldStep.FindStringSubmatch(step)
+		if m == nil {
+			break
+		}
+		if first {
+			p, first = path.Root(m[1]), false
+		} else {
+			p = p.AtName(m[1])
+		}
+		for _, idx := range regexp.MustCompile(`\d+`).FindAllString(m[2], -1) {
+			i, _ := strconv.Atoi(idx)
+			p = p.AtListIndex(i)
+		}
+	}
+	if first {
+		return path.Empty()
+	}
+	return p
+}

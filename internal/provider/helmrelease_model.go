@@ -1,0 +1,667 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/fluxcd/pkg/ssa/jsondiff"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"sigs.k8s.io/yaml"
+
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/release"
+)
+
+type helmReleaseModel struct {
+	ID                 types.String  `tfsdk:"id"`
+	Name               types.String  `tfsdk:"name"`
+	Namespace          types.String  `tfsdk:"namespace"`
+	ReleaseName        types.String  `tfsdk:"release_name"`
+	TargetNamespace    types.String  `tfsdk:"target_namespace"`
+	StorageNamespace   types.String  `tfsdk:"storage_namespace"`
+	ServiceAccountName types.String  `tfsdk:"service_account_name"`
+	MaxHistory         types.Int64   `tfsdk:"max_history"`
+	Timeout            types.String  `tfsdk:"timeout"`
+	PersistentClient   types.Bool    `tfsdk:"persistent_client"`
+	Values             types.Dynamic `tfsdk:"values"`
+
+	Chart          *releaseChartModel     `tfsdk:"chart"`
+	ValuesFrom     []valuesReferenceModel `tfsdk:"values_from"`
+	Install        *installModel          `tfsdk:"install"`
+	Upgrade        *upgradeModel          `tfsdk:"upgrade"`
+	Test           *testModel             `tfsdk:"test"`
+	Rollback       *rollbackModel         `tfsdk:"rollback"`
+	Uninstall      *uninstallModel        `tfsdk:"uninstall"`
+	DriftDetection *driftDetectionModel   `tfsdk:"drift_detection"`
+	PostRenderers  []postRendererModel    `tfsdk:"post_renderers"`
+
+	Status              types.String `tfsdk:"status"`
+	Version             types.Int64  `tfsdk:"version"`
+	ChartName           types.String `tfsdk:"chart_name"`
+	ChartVersion        types.String `tfsdk:"chart_version"`
+	AppVersion          types.String `tfsdk:"app_version"`
+	ConfigDigest        types.String `tfsdk:"config_digest"`
+	FirstDeployed       types.String `tfsdk:"first_deployed"`
+	LastDeployed        types.String `tfsdk:"last_deployed"`
+	PostRenderersDigest types.String `tfsdk:"post_renderers_digest"`
+	ChartDigest         types.String `tfsdk:"chart_digest"`
+	History             types.List   `tfsdk:"history"`
+	Conditions          types.List   `tfsdk:"conditions"`
+	Failures            types.Int64  `tfsdk:"failures"`
+	InstallFailures     types.Int64  `tfsdk:"install_failures"`
+	UpgradeFailures     types.Int64  `tfsdk:"upgrade_failures"`
+	LastAttemptedAction types.String `tfsdk:"last_attempted_release_action"`
+	Drift               types.List   `tfsdk:"drift"`
+}
+
+type releaseChartModel struct {
+	Path   types.String `tfsdk:"path"`
+	Digest types.String `tfsdk:"digest"`
+
+	// An inline chart: the source attributes of stevedore_helmchart_artifact.
+	Repository               types.String `tfsdk:"repository"`
+	SourcePath               types.String `tfsdk:"source_path"`
+	Chart                    types.String `tfsdk:"chart"`
+	Version                  types.String `tfsdk:"version"`
+	ValuesFiles              types.List   `tfsdk:"values_files"`
+	IgnoreMissingValuesFiles types.Bool   `tfsdk:"ignore_missing_values_files"`
+	ReconcileStrategy        types.String `tfsdk:"reconcile_strategy"`
+	Username                 types.String `tfsdk:"username"`
+	Password                 types.String `tfsdk:"password"`
+	CAPEM                    types.String `tfsdk:"ca_pem"`
+	CertPEM                  types.String `tfsdk:"cert_pem"`
+	KeyPEM                   types.String `tfsdk:"key_pem"`
+	InsecureSkipTLSVerify    types.Bool   `tfsdk:"insecure_skip_tls_verify"`
+	Insecure                 types.Bool   `tfsdk:"insecure"`
+	PassCredentials          types.Bool   `tfsdk:"pass_credentials"`
+	Verify                   *verifyModel `tfsdk:"verify"`
+}
+
+// nullReleaseChart is a chart block with every attribute null.
+func nullReleaseChart() *releaseChartModel {
+	return &releaseChartModel{
+		Path: types.StringNull(), Digest: types.StringNull(), Repository: types.StringNull(), SourcePath: types.StringNull(),
+		Chart: types.StringNull(), Version: types.StringNull(), ValuesFiles: types.ListNull(types.StringType),
+		IgnoreMissingValuesFiles: types.BoolNull(), ReconcileStrategy: types.StringNull(), Username: types.StringNull(),
+		Password: types.StringNull(), CAPEM: types.StringNull(), CertPEM: types.StringNull(), KeyPEM: types.StringNull(),
+		InsecureSkipTLSVerify: types.BoolNull(), Insecure: types.BoolNull(), PassCredentials: types.BoolNull(),
+	}
+}
+
+// inline reports whether the chart is given by its source rather than by an
+// artifact's path and digest.
+func (c *releaseChartModel) inline() bool {
+	return c != nil && (!c.Repository.IsNull() || !c.SourcePath.IsNull())
+}
+
+// artifactModel is the inline chart as the artifact resource's model, whose
+// conversion into a chart spec (with the provider's registries) it reuses.
+func (c *releaseChartModel) artifactModel() *helmChartArtifactModel {
+	return &helmChartArtifactModel{
+		Repository: c.Repository, SourcePath: c.SourcePath, Chart: c.Chart, Version: c.Version,
+		ValuesFiles: c.ValuesFiles, IgnoreMissingValuesFiles: c.IgnoreMissingValuesFiles, ReconcileStrategy: c.ReconcileStrategy,
+		Username: c.Username, Password: c.Password, CAPEM: c.CAPEM, CertPEM: c.CertPEM, KeyPEM: c.KeyPEM,
+		InsecureSkipTLSVerify: c.InsecureSkipTLSVerify, Insecure: c.Insecure, PassCredentials: c.PassCredentials, Verify: c.Verify,
+	}
+}
+
+type valuesReferenceModel struct {
+	Kind       types.String `tfsdk:"kind"`
+	Name       types.String `tfsdk:"name"`
+	ValuesKey  types.String `tfsdk:"values_key"`
+	TargetPath types.String `tfsdk:"target_path"`
+	Optional   types.Bool   `tfsdk:"optional"`
+}
+
+type installModel struct {
+	Timeout                  types.String             `tfsdk:"timeout"`
+	CRDs                     types.String             `tfsdk:"crds"`
+	Replace                  types.Bool               `tfsdk:"replace"`
+	CreateNamespace          types.Bool               `tfsdk:"create_namespace"`
+	DisableHooks             types.Bool               `tfsdk:"disable_hooks"`
+	DisableOpenAPIValidation types.Bool               `tfsdk:"disable_openapi_validation"`
+	DisableWait              types.Bool               `tfsdk:"disable_wait"`
+	DisableWaitForJobs       types.Bool               `tfsdk:"disable_wait_for_jobs"`
+	Remediation              *installRemediationModel `tfsdk:"remediation"`
+}
+
+type installRemediationModel struct {
+	Retries              types.Int64 `tfsdk:"retries"`
+	IgnoreTestFailures   types.Bool  `tfsdk:"ignore_test_failures"`
+	RemediateLastFailure types.Bool  `tfsdk:"remediate_last_failure"`
+}
+
+type upgradeModel struct {
+	Timeout                  types.String             `tfsdk:"timeout"`
+	CRDs                     types.String             `tfsdk:"crds"`
+	CleanupOnFail            types.Bool               `tfsdk:"cleanup_on_fail"`
+	DisableHooks             types.Bool               `tfsdk:"disable_hooks"`
+	DisableOpenAPIValidation types.Bool               `tfsdk:"disable_openapi_validation"`
+	DisableWait              types.Bool               `tfsdk:"disable_wait"`
+	DisableWaitForJobs       types.Bool               `tfsdk:"disable_wait_for_jobs"`
+	Force                    types.Bool               `tfsdk:"force"`
+	PreserveValues           types.Bool               `tfsdk:"preserve_values"`
+	Remediation              *upgradeRemediationModel `tfsdk:"remediation"`
+}
+
+type upgradeRemediationModel struct {
+	Retries              types.Int64  `tfsdk:"retries"`
+	Strategy             types.String `tfsdk:"strategy"`
+	IgnoreTestFailures   types.Bool   `tfsdk:"ignore_test_failures"`
+	RemediateLastFailure types.Bool   `tfsdk:"remediate_last_failure"`
+}
+
+type testModel struct {
+	Enable         types.Bool        `tfsdk:"enable"`
+	IgnoreFailures types.Bool        `tfsdk:"ignore_failures"`
+	Timeout        types.String      `tfsdk:"timeout"`
+	Filters        []testFilterModel `tfsdk:"filters"`
+}
+
+type testFilterModel struct {
+	Name    types.String `tfsdk:"name"`
+	Exclude types.Bool   `tfsdk:"exclude"`
+}
+
+type rollbackModel struct {
+	Timeout            types.String `tfsdk:"timeout"`
+	CleanupOnFail      types.Bool   `tfsdk:"cleanup_on_fail"`
+	DisableHooks       types.Bool   `tfsdk:"disable_hooks"`
+	DisableWait        types.Bool   `tfsdk:"disable_wait"`
+	DisableWaitForJobs types.Bool   `tfsdk:"disable_wait_for_jobs"`
+	Force              types.Bool   `tfsdk:"force"`
+	Recreate           types.Bool   `tfsdk:"recreate"`
+}
+
+type uninstallModel struct {
+	Timeout             types.String `tfsdk:"timeout"`
+	DeletionPropagation types.String `tfsdk:"deletion_propagation"`
+	DisableHooks        types.Bool   `tfsdk:"disable_hooks"`
+	DisableWait         types.Bool   `tfsdk:"disable_wait"`
+	KeepHistory         types.Bool   `tfsdk:"keep_history"`
+}
+
+type driftDetectionModel struct {
+	Mode   types.String      `tfsdk:"mode"`
+	Ignore []ignoreRuleModel `tfsdk:"ignore"`
+}
+
+type ignoreRuleModel struct {
+	Paths  types.List     `tfsdk:"paths"`
+	Target *selectorModel `tfsdk:"target"`
+}
+
+type selectorModel struct {
+	Group              types.String `tfsdk:"group"`
+	Version            types.String `tfsdk:"version"`
+	Kind               types.String `tfsdk:"kind"`
+	Name               types.String `tfsdk:"name"`
+	Namespace          types.String `tfsdk:"namespace"`
+	AnnotationSelector types.String `tfsdk:"annotation_selector"`
+	LabelSelector      types.String `tfsdk:"label_selector"`
+}
+
+type postRendererModel struct {
+	Kustomize *kustomizeModel `tfsdk:"kustomize"`
+}
+
+type kustomizeModel struct {
+	Patches []kustomizePatchModel `tfsdk:"patches"`
+	Images  []kustomizeImageModel `tfsdk:"images"`
+}
+
+type kustomizePatchModel struct {
+	Patch  types.String   `tfsdk:"patch"`
+	Target *selectorModel `tfsdk:"target"`
+}
+
+type kustomizeImageModel struct {
+	Name    types.String `tfsdk:"name"`
+	NewName types.String `tfsdk:"new_name"`
+	NewTag  types.String `tfsdk:"new_tag"`
+	Digest  types.String `tfsdk:"digest"`
+}
+
+// specBuilder converts a model into the engine's Spec, collecting diagnostics
+// against the attributes they are about. known turns false as soon as a value
+// the spec needs is unknown (plan time).
+type specBuilder struct {
+	known bool
+	diags diag.Diagnostics
+}
+
+func (b *specBuilder) str(v types.String) string {
+	if v.IsUnknown() {
+		b.known = false
+	}
+	return v.ValueString()
+}
+
+func (b *specBuilder) boolean(v types.Bool) bool {
+	if v.IsUnknown() {
+		b.known = false
+	}
+	return v.ValueBool()
+}
+
+func (b *specBuilder) optBool(v types.Bool) *bool {
+	if v.IsUnknown() {
+		b.known = false
+	}
+	if v.IsNull() || v.IsUnknown() {
+		return nil
+	}
+	x := v.ValueBool()
+	return &x
+}
+
+func (b *specBuilder) integer(v types.Int64) int64 {
+	if v.IsUnknown() {
+		b.known = false
+	}
+	return v.ValueInt64()
+}
+
+func (b *specBuilder) duration(v types.String, p path.Path) time.Duration {
+	s := b.str(v)
+	if s == "" {
+		return 0
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		// The schema validates durations; this is a last resort.
+		b.diags.AddAttributeError(p, "Invalid duration", err.Error())
+	}
+	return d
+}
+
+// helmReleaseSpec builds the engine spec of m. Defaults are the engine's.
+func helmReleaseSpec(ctx context.Context, m *helmReleaseModel) (*release.Spec, bool, diag.Diagnostics) {
+	b := &specBuilder{known: true}
+	spec := &release.Spec{
+		Name:               b.str(m.Name),
+		Namespace:          b.str(m.Namespace),
+		ReleaseName:        b.str(m.ReleaseName),
+		TargetNamespace:    b.str(m.TargetNamespace),
+		StorageNamespace:   b.str(m.StorageNamespace),
+		ServiceAccountName: b.str(m.ServiceAccountName),
+		MaxHistory:         release.DefaultMaxHistory,
+		Timeout:            release.DefaultTimeout,
+	}
+	b.boolean(m.PersistentClient)
+	if !m.MaxHistory.IsNull() {
+		spec.MaxHistory = int(b.integer(m.MaxHistory))
+	}
+	if d := b.duration(m.Timeout, path.Root("timeout")); d > 0 {
+		spec.Timeout = d
+	}
+	if c := m.Chart; c != nil && !c.inline() {
+		spec.ChartPath = b.str(c.Path)
+		spec.ChartDigest = b.str(c.Digest)
+	}
+	if m.Values.IsUnknown() || m.Values.IsUnderlyingValueUnknown() {
+		b.known = false
+	} else if vals, err := valuesFrom(m.Values); err != nil {
+		if errors.Is(err, errUnknownValue) {
+			b.known = false
+		} else {
+			b.diags.AddAttributeError(path.Root("values"), "Invalid values", err.Error())
+		}
+	} else {
+		spec.Values = vals
+	}
+	for i, r := range m.ValuesFrom {
+		ref := release.ValuesReference{
+			Kind: b.str(r.Kind), Name: b.str(r.Name), ValuesKey: b.str(r.ValuesKey),
+			TargetPath: b.str(r.TargetPath), Optional: b.boolean(r.Optional),
+		}
+		_ = i
+		spec.ValuesFrom = append(spec.ValuesFrom, ref)
+	}
+	if in := m.Install; in != nil {
+		spec.Install = release.Install{
+			Timeout:                  b.duration(in.Timeout, path.Root("install").AtName("timeout")),
+			CRDs:                     release.CRDPolicy(b.str(in.CRDs)),
+			Replace:                  b.boolean(in.Replace),
+			CreateNamespace:          b.boolean(in.CreateNamespace),
+			DisableHooks:             b.boolean(in.DisableHooks),
+			DisableOpenAPIValidation: b.boolean(in.DisableOpenAPIValidation),
+			DisableWait:              b.boolean(in.DisableWait),
+			DisableWaitForJobs:       b.boolean(in.DisableWaitForJobs),
+		}
+		if r := in.Remediation; r != nil {
+			spec.Install.Remediation = release.InstallRemediation{
+				Retries:              int(b.integer(r.Retries)),
+				IgnoreTestFailures:   b.optBool(r.IgnoreTestFailures),
+				RemediateLastFailure: b.optBool(r.RemediateLastFailure),
+			}
+		}
+	}
+	if up := m.Upgrade; up != nil {
+		spec.Upgrade = release.Upgrade{
+			Timeout:                  b.duration(up.Timeout, path.Root("upgrade").AtName("timeout")),
+			CRDs:                     release.CRDPolicy(b.str(up.CRDs)),
+			CleanupOnFail:            b.boolean(up.CleanupOnFail),
+			DisableHooks:             b.boolean(up.DisableHooks),
+			DisableOpenAPIValidation: b.boolean(up.DisableOpenAPIValidation),
+			DisableWait:              b.boolean(up.DisableWait),
+			DisableWaitForJobs:       b.boolean(up.DisableWaitForJobs),
+			Force:                    b.boolean(up.Force),
+			PreserveValues:           b.boolean(up.PreserveValues),
+		}
+		if r := up.Remediation; r != nil {
+			spec.Upgrade.Remediation = release.UpgradeRemediation{
+				Retries:              int(b.integer(r.Retries)),
+				Strategy:             b.str(r.Strategy),
+				IgnoreTestFailures:   b.optBool(r.IgnoreTestFailures),
+				RemediateLastFailure: b.optBool(r.RemediateLastFailure),
+			}
+		}
+	}
+	if t := m.Test; t != nil {
+		spec.Test = release.Test{
+			Enable:         b.boolean(t.Enable),
+			IgnoreFailures: b.boolean(t.IgnoreFailures),
+			Timeout:        b.duration(t.Timeout, path.Root("test").AtName("timeout")),
+		}
+		for _, f := range t.Filters {
+			spec.Test.Filters = append(spec.Test.Filters, release.TestFilter{Name: b.str(f.Name), Exclude: b.boolean(f.Exclude)})
+		}
+	}
+	if r := m.Rollback; r != nil {
+		spec.Rollback = release.Rollback{
+			Timeout:            b.duration(r.Timeout, path.Root("rollback").AtName("timeout")),
+			CleanupOnFail:      b.boolean(r.CleanupOnFail),
+			DisableHooks:       b.boolean(r.DisableHooks),
+			DisableWait:        b.boolean(r.DisableWait),
+			DisableWaitForJobs: b.boolean(r.DisableWaitForJobs),
+			Force:              b.boolean(r.Force),
+			Recreate:           b.boolean(r.Recreate),
+		}
+	}
+	if u := m.Uninstall; u != nil {
+		spec.Uninstall = release.Uninstall{
+			Timeout:             b.duration(u.Timeout, path.Root("uninstall").AtName("timeout")),
+			DeletionPropagation: b.str(u.DeletionPropagation),
+			DisableHooks:        b.boolean(u.DisableHooks),
+			DisableWait:         b.boolean(u.DisableWait),
+			KeepHistory:         b.boolean(u.KeepHistory),
+		}
+	}
+	spec.DriftDetection.Mode = release.DriftEnabled
+	if d := m.DriftDetection; d != nil {
+		if mode := b.str(d.Mode); mode != "" {
+			spec.DriftDetection.Mode = mode
+		}
+		for _, r := range d.Ignore {
+			var paths []string
+			if r.Paths.IsUnknown() {
+				b.known = false
+			} else {
+				b.diags.Append(r.Paths.ElementsAs(ctx, &paths, false)...)
+			}
+			spec.DriftDetection.Ignore = append(spec.DriftDetection.Ignore, kube.IgnoreRule{Paths: paths, Selector: b.jsondiffSelector(r.Target)})
+		}
+	}
+	for _, pr := range m.PostRenderers {
+		var out release.PostRenderer
+		if k := pr.Kustomize; k != nil {
+			out.Kustomize = &release.Kustomize{}
+			for _, p := range k.Patches {
+				out.Kustomize.Patches = append(out.Kustomize.Patches, release.KustomizePatch{Patch: b.str(p.Patch), Target: b.kustomizeSelector(p.Target)})
+			}
+			for _, img := range k.Images {
+				out.Kustomize.Images = append(out.Kustomize.Images, release.KustomizeImage{
+					Name: b.str(img.Name), NewName: b.str(img.NewName), NewTag: b.str(img.NewTag), Digest: b.str(img.Digest),
+				})
+			}
+		}
+		spec.PostRenderers = append(spec.PostRenderers, out)
+	}
+	return spec, b.known, b.diags
+}
+
+func (b *specBuilder) jsondiffSelector(s *selectorModel) *jsondiff.Selector {
+	if s == nil {
+		return nil
+	}
+	return &jsondiff.Selector{
+		Group: b.str(s.Group), Version: b.str(s.Version), Kind: b.str(s.Kind), Name: b.str(s.Name), Namespace: b.str(s.Namespace),
+		AnnotationSelector: b.str(s.AnnotationSelector), LabelSelector: b.str(s.LabelSelector),
+	}
+}
+
+func (b *specBuilder) kustomizeSelector(s *selectorModel) *release.KustomizeSelector {
+	if s == nil {
+		return nil
+	}
+	return &release.KustomizeSelector{
+		Group: b.str(s.Group), Version: b.str(s.Version), Kind: b.str(s.Kind), Name: b.str(s.Name), Namespace: b.str(s.Namespace),
+		AnnotationSelector: b.str(s.AnnotationSelector), LabelSelector: b.str(s.LabelSelector),
+	}
+}
+
+// valuesFrom reads the values attribute: an object, or a YAML string holding
+// one. Null is no values.
+func valuesFrom(v types.Dynamic) (map[string]any, error) {
+	if v.IsNull() || v.IsUnderlyingValueNull() {
+		return nil, nil
+	}
+	if s, ok := v.UnderlyingValue().(types.String); ok {
+		out := map[string]any{}
+		if err := yaml.Unmarshal([]byte(s.ValueString()), &out); err != nil {
+			return nil, fmt.Errorf("values is a string, so it must be a YAML mapping: %w", err)
+		}
+		return out, nil
+	}
+	g, err := goValue(v)
+	if err != nil {
+		return nil, err
+	}
+	m, ok := g.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("values must be an object (or a YAML string holding a mapping), not %T", g)
+	}
+	return m, nil
+}
+
+// prevStatus is the engine Status the state holds, which Plan, Observe and
+// Reconcile continue from.
+func prevStatus(ctx context.Context, m *helmReleaseModel) (*release.Status, diag.Diagnostics) {
+	if m == nil || m.Status.IsNull() && m.Version.IsNull() {
+		return nil, nil
+	}
+	var diags diag.Diagnostics
+	s := &release.Status{
+		ReleaseName:         m.ReleaseName.ValueString(),
+		StorageNamespace:    m.StorageNamespace.ValueString(),
+		Status:              m.Status.ValueString(),
+		Version:             int(m.Version.ValueInt64()),
+		ChartName:           m.ChartName.ValueString(),
+		ChartVersion:        m.ChartVersion.ValueString(),
+		AppVersion:          m.AppVersion.ValueString(),
+		ConfigDigest:        m.ConfigDigest.ValueString(),
+		PostRenderersDigest: m.PostRenderersDigest.ValueString(),
+		FirstDeployed:       parseTime(m.FirstDeployed),
+		LastDeployed:        parseTime(m.LastDeployed),
+		Failures:            m.Failures.ValueInt64(),
+		InstallFailures:     m.InstallFailures.ValueInt64(),
+		UpgradeFailures:     m.UpgradeFailures.ValueInt64(),
+
+		LastAttemptedReleaseAction: m.LastAttemptedAction.ValueString(),
+	}
+	// The chart of the last attempt, which the engine compares with the
+	// planned one.
+	s.ChartDigest = m.ChartDigest.ValueString()
+	s.History, diags = historyFrom(ctx, m.History)
+	conds, d := conditionsFrom(ctx, m.Conditions)
+	diags.Append(d...)
+	s.Conditions = conds
+	drift, d := driftFrom(ctx, m.Drift)
+	diags.Append(d...)
+	s.Drift = drift
+	return s, diags
+}
+
+// setStatus fills the computed attributes of m from the engine's status.
+func (m *helmReleaseModel) setStatus(s *release.Status) {
+	m.ReleaseName = types.StringValue(s.ReleaseName)
+	m.StorageNamespace = types.StringValue(s.StorageNamespace)
+	m.Status = types.StringValue(s.Status)
+	m.Version = types.Int64Value(int64(s.Version))
+	m.ChartName = types.StringValue(s.ChartName)
+	m.ChartVersion = types.StringValue(s.ChartVersion)
+	m.AppVersion = types.StringValue(s.AppVersion)
+	m.ConfigDigest = types.StringValue(s.ConfigDigest)
+	m.PostRenderersDigest = types.StringValue(s.PostRenderersDigest)
+	m.ChartDigest = types.StringValue(s.ChartDigest)
+	m.FirstDeployed = timeValue(s.FirstDeployed)
+	m.LastDeployed = timeValue(s.LastDeployed)
+	m.History = historyValue(s.History)
+	m.Conditions = releaseConditionsValue(s.Conditions)
+	m.Failures = types.Int64Value(s.Failures)
+	m.InstallFailures = types.Int64Value(s.InstallFailures)
+	m.UpgradeFailures = types.Int64Value(s.UpgradeFailures)
+	m.LastAttemptedAction = types.StringValue(s.LastAttemptedReleaseAction)
+	m.Drift = driftValue(s.Drift)
+}
+
+func timeValue(t time.Time) types.String {
+	if t.IsZero() {
+		return types.StringValue("")
+	}
+	return types.StringValue(t.UTC().Format(time.RFC3339))
+}
+
+func parseTime(v types.String) time.Time {
+	t, _ := time.Parse(time.RFC3339, v.ValueString())
+	return t
+}
+
+func historyValue(h []release.Snapshot) types.List {
+	vals := make([]attr.Value, 0, len(h))
+	for _, s := range h {
+		hooks := make([]attr.Value, 0, len(s.TestHooks))
+		for _, th := range s.TestHooks {
+			hooks = append(hooks, types.ObjectValueMust(testHookType.AttrTypes, map[string]attr.Value{
+				"name": types.StringValue(th.Name), "phase": types.StringValue(th.Phase),
+				"last_started": timeValue(th.LastStarted), "last_completed": timeValue(th.LastCompleted),
+			}))
+		}
+		vals = append(vals, types.ObjectValueMust(snapshotType.AttrTypes, map[string]attr.Value{
+			"name": types.StringValue(s.Name), "namespace": types.StringValue(s.Namespace),
+			"version": types.Int64Value(int64(s.Version)), "status": types.StringValue(s.Status),
+			"chart_name": types.StringValue(s.ChartName), "chart_version": types.StringValue(s.ChartVersion),
+			"app_version": types.StringValue(s.AppVersion), "config_digest": types.StringValue(s.ConfigDigest),
+			"digest": types.StringValue(s.Digest), "first_deployed": timeValue(s.FirstDeployed),
+			"last_deployed": timeValue(s.LastDeployed), "deleted": timeValue(s.Deleted),
+			"test_hooks": types.ListValueMust(testHookType, hooks),
+		}))
+	}
+	return types.ListValueMust(snapshotType, vals)
+}
+
+func historyFrom(ctx context.Context, l types.List) ([]release.Snapshot, diag.Diagnostics) {
+	if l.IsNull() || l.IsUnknown() {
+		return nil, nil
+	}
+	type hookModel struct {
+		Name          types.String `tfsdk:"name"`
+		Phase         types.String `tfsdk:"phase"`
+		LastStarted   types.String `tfsdk:"last_started"`
+		LastCompleted types.String `tfsdk:"last_completed"`
+	}
+	var raw []struct {
+		Name          types.String `tfsdk:"name"`
+		Namespace     types.String `tfsdk:"namespace"`
+		Version       types.Int64  `tfsdk:"version"`
+		Status        types.String `tfsdk:"status"`
+		ChartName     types.String `tfsdk:"chart_name"`
+		ChartVersion  types.String `tfsdk:"chart_version"`
+		AppVersion    types.String `tfsdk:"app_version"`
+		ConfigDigest  types.String `tfsdk:"config_digest"`
+		Digest        types.String `tfsdk:"digest"`
+		FirstDeployed types.String `tfsdk:"first_deployed"`
+		LastDeployed  types.String `tfsdk:"last_deployed"`
+		Deleted       types.String `tfsdk:"deleted"`
+		TestHooks     []hookModel  `tfsdk:"test_hooks"`
+	}
+	diags := l.ElementsAs(ctx, &raw, false)
+	out := make([]release.Snapshot, 0, len(raw))
+	for _, r := range raw {
+		s := release.Snapshot{
+			Name: r.Name.ValueString(), Namespace: r.Namespace.ValueString(), Version: int(r.Version.ValueInt64()),
+			Status: r.Status.ValueString(), ChartName: r.ChartName.ValueString(), ChartVersion: r.ChartVersion.ValueString(),
+			AppVersion: r.AppVersion.ValueString(), ConfigDigest: r.ConfigDigest.ValueString(), Digest: r.Digest.ValueString(),
+			FirstDeployed: parseTime(r.FirstDeployed), LastDeployed: parseTime(r.LastDeployed), Deleted: parseTime(r.Deleted),
+		}
+		for _, h := range r.TestHooks {
+			s.TestHooks = append(s.TestHooks, release.TestHook{
+				Name: h.Name.ValueString(), Phase: h.Phase.ValueString(),
+				LastStarted: parseTime(h.LastStarted), LastCompleted: parseTime(h.LastCompleted),
+			})
+		}
+		out = append(out, s)
+	}
+	return out, diags
+}
+
+func releaseConditionsValue(conds []release.Condition) types.List {
+	vals := make([]attr.Value, 0, len(conds))
+	for _, c := range conds {
+		vals = append(vals, types.ObjectValueMust(conditionType.AttrTypes, map[string]attr.Value{
+			"type": types.StringValue(c.Type), "status": types.StringValue(c.Status),
+			"reason": types.StringValue(c.Reason), "message": types.StringValue(c.Message),
+		}))
+	}
+	return types.ListValueMust(conditionType, vals)
+}
+
+func conditionsFrom(ctx context.Context, l types.List) ([]release.Condition, diag.Diagnostics) {
+	if l.IsNull() || l.IsUnknown() {
+		return nil, nil
+	}
+	var raw []struct {
+		Type    types.String `tfsdk:"type"`
+		Status  types.String `tfsdk:"status"`
+		Reason  types.String `tfsdk:"reason"`
+		Message types.String `tfsdk:"message"`
+	}
+	diags := l.ElementsAs(ctx, &raw, false)
+	out := make([]release.Condition, 0, len(raw))
+	for _, r := range raw {
+		out = append(out, release.Condition{Type: r.Type.ValueString(), Status: r.Status.ValueString(), Reason: r.Reason.ValueString(), Message: r.Message.ValueString()})
+	}
+	return out, diags
+}
+
+func driftFrom(ctx context.Context, l types.List) ([]kube.Drift, diag.Diagnostics) {
+	if l.IsNull() || l.IsUnknown() {
+		return nil, nil
+	}
+	var raw []struct {
+		ID      types.String `tfsdk:"id"`
+		Type    types.String `tfsdk:"type"`
+		Changes []struct {
+			Op   types.String `tfsdk:"op"`
+			Path types.String `tfsdk:"path"`
+			From types.String `tfsdk:"from"`
+			To   types.String `tfsdk:"to"`
+		} `tfsdk:"changes"`
+	}
+	diags := l.ElementsAs(ctx, &raw, false)
+	out := make([]kube.Drift, 0, len(raw))
+	for _, r := range raw {
+		d := kube.Drift{ID: r.ID.ValueString(), Type: r.Type.ValueString()}
+		for _, c := range r.Changes {
+			d.Changes = append(d.Changes, kube.Change{Op: c.Op.ValueString(), Path: c.Path.ValueString(), From: c.From.ValueString(), To: c.To.ValueString()})
+		}
+		out = append(out, d)
+	}
+	return out, diags
+}

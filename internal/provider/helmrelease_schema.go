@@ -1,0 +1,369 @@
+package provider
+
+import (
+	"regexp"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/objectvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+)
+
+var (
+	testHookType = types.ObjectType{AttrTypes: map[string]attr.Type{
+		"name": types.StringType, "phase": types.StringType, "last_started": types.StringType, "last_completed": types.StringType,
+	}}
+	snapshotType = types.ObjectType{AttrTypes: map[string]attr.Type{
+		"name": types.StringType, "namespace": types.StringType, "version": types.Int64Type, "status": types.StringType,
+		"chart_name": types.StringType, "chart_version": types.StringType, "app_version": types.StringType,
+		"config_digest": types.StringType, "digest": types.StringType,
+		"first_deployed": types.StringType, "last_deployed": types.StringType, "deleted": types.StringType,
+		"test_hooks": types.ListType{ElemType: testHookType},
+	}}
+)
+
+// crdPolicy is the validator of install.crds and upgrade.crds.
+var crdPolicy = stringvalidator.OneOf("Skip", "Create", "CreateReplace")
+
+func helmReleaseSchema() schema.Schema {
+	optBool := func(desc string) schema.BoolAttribute { return schema.BoolAttribute{Optional: true, Description: desc} }
+	duration := func(desc string) schema.StringAttribute {
+		return schema.StringAttribute{Optional: true, Description: desc, Validators: []validator.String{durationValidator{}}}
+	}
+	computedStr := func(desc string) schema.StringAttribute {
+		return schema.StringAttribute{Computed: true, Description: desc}
+	}
+	computedInt := func(desc string) schema.Int64Attribute {
+		return schema.Int64Attribute{Computed: true, Description: desc}
+	}
+	replace := []planmodifier.String{stringplanmodifier.RequiresReplace()}
+
+	return schema.Schema{
+		Description: "A Helm release installed, upgraded, tested and remediated with the semantics of Flux's helm-controller " +
+			"HelmRelease, without a controller in the cluster. Refresh reads the release from Helm storage and compares every " +
+			"object of its manifest with the cluster by server-side dry-run: drift shows in the plan as `drift` going to `[]`, " +
+			"and one apply corrects it without a new Helm revision.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{
+				Computed: true, Description: "`<namespace>/<name>`.",
+			},
+			"name": schema.StringAttribute{
+				Required:    true,
+				Description: "Name of the release resource, as a HelmRelease object's name: the default release name, and the origin label `stevedore.dev/name` on every object.",
+				Validators:  []validator.String{stringvalidator.LengthBetween(1, 253), stringvalidator.RegexMatches(dnsSubdomain, "must be a DNS subdomain")},
+			},
+			"namespace": schema.StringAttribute{
+				Required:    true,
+				Description: "Namespace of the release resource: where `values_from` objects are read, the default target namespace, and the origin label `stevedore.dev/namespace`.",
+				Validators:  []validator.String{stringvalidator.LengthBetween(1, 63), stringvalidator.RegexMatches(dnsLabel, "must be a DNS label")},
+			},
+			"release_name": schema.StringAttribute{
+				// Replacement is decided in ModifyPlan, where the default is known.
+				Optional: true, Computed: true,
+				Description: "Helm release name. Default: `<target_namespace>-<name>` when `target_namespace` is set, else `name`; a default " +
+					"longer than 53 characters is shortened to its first 40 characters, `-` and 12 hex characters of its SHA-256, as Flux does. " +
+					"Changing it replaces the release.",
+				Validators: []validator.String{stringvalidator.LengthBetween(1, 53), stringvalidator.RegexMatches(dnsSubdomain, "must be a DNS subdomain")},
+			},
+			"target_namespace": schema.StringAttribute{
+				Optional: true, PlanModifiers: replace,
+				Description: "Namespace the release's objects are installed in. Default: `namespace`. Changing it replaces the release.",
+				Validators:  []validator.String{stringvalidator.LengthBetween(1, 63), stringvalidator.RegexMatches(dnsLabel, "must be a DNS label")},
+			},
+			"storage_namespace": schema.StringAttribute{
+				Optional: true, Computed: true,
+				Description: "Namespace of Helm's release storage (Secrets). Default: the target namespace. Changing it replaces the release.",
+				Validators:  []validator.String{stringvalidator.LengthBetween(1, 63), stringvalidator.RegexMatches(dnsLabel, "must be a DNS label")},
+			},
+			"service_account_name": schema.StringAttribute{
+				Optional:    true,
+				Description: "Impersonate this service account of `namespace` for every Helm action and drift check, so that its RBAC bounds what the release may do.",
+			},
+			"max_history": schema.Int64Attribute{
+				Optional: true, Description: "Release revisions Helm keeps. Default 5; 0 keeps all.",
+				Validators: []validator.Int64{int64validator.AtLeast(0)},
+			},
+			"timeout": duration("Timeout of each Helm action whose own `timeout` is not set. A Go duration; default `5m`."),
+			"persistent_client": schema.BoolAttribute{
+				Optional: true,
+				Description: "Flux's field, accepted so that HelmRelease specs translate one to one. stevedore always keeps one client, " +
+					"one discovery and one RESTMapper per provider process for every release, which is what a persistent client gives.",
+			},
+			"values": schema.DynamicAttribute{
+				Optional: true,
+				Description: "Values, as an object (`{ replicaCount = 2 }`, `yamldecode(file(\"values.yaml\"))`) or a YAML string. Compared by content: " +
+					"the release is upgraded when `config_digest` changes, not when formatting does. Merged over `values_from`.",
+			},
+
+			"status":                computedStr("Helm status of the latest release: `deployed`, `failed`, `pending-install`, ..."),
+			"version":               computedInt("Helm revision of the latest release."),
+			"chart_name":            computedStr("Name of the released chart. A new chart name replaces the release."),
+			"chart_version":         computedStr("Version of the released chart."),
+			"app_version":           computedStr("App version of the released chart."),
+			"config_digest":         computedStr("Digest of the composed values (`values_from` and `values`), as Flux's `configDigest`: the same values give the same digest as helm-controller's."),
+			"first_deployed":        computedStr("When the release was first deployed (RFC 3339)."),
+			"last_deployed":         computedStr("When the latest revision was deployed (RFC 3339)."),
+			"post_renderers_digest": computedStr("Digest of `post_renderers`; a change upgrades the release."),
+			"chart_digest": computedStr("Digest of the chart archive of the latest release attempt: `chart.digest`, or that of the " +
+				"archive an inline chart built. A new digest upgrades the release."),
+			"history": schema.ListAttribute{
+				Computed: true, ElementType: snapshotType,
+				Description: "Release revisions, newest first, with Flux's snapshot fields and the result of each test hook.",
+			},
+			"conditions": schema.ListAttribute{
+				Computed: true, ElementType: conditionType,
+				Description: "kstatus-style conditions: `Ready`, `Released`, `TestSuccess`, `Remediated`.",
+			},
+			"failures":         computedInt("Failed actions since the chart or values last changed."),
+			"install_failures": computedInt("Failed installs since the chart or values last changed."),
+			"upgrade_failures": computedInt("Failed upgrades since the chart or values last changed."),
+			"last_attempted_release_action": computedStr("`install` or `upgrade`: the last release action tried, which decides whose " +
+				"remediation settings apply to a failure, as helm-controller's status field of the same name."),
+			"drift": schema.ListAttribute{
+				Computed: true, ElementType: driftEntryType,
+				Description: "Objects of the release that differ in the cluster, found at refresh by server-side dry-run with the provider's field manager: " +
+					"`type` is `update` (with the changed JSON pointers, old and new values, Secret data masked) or `create` (deleted). " +
+					"With `drift_detection.mode = \"enabled\"` the plan shows it going to `[]` and apply corrects it.",
+			},
+		},
+		Blocks: map[string]schema.Block{
+			"chart": releaseChartBlock(),
+			"values_from": schema.ListNestedBlock{
+				Description: "ConfigMaps and Secrets in `namespace` whose values are merged in order, under `values`. Read at plan and apply; only the digest of the result is kept.",
+				NestedObject: schema.NestedBlockObject{Attributes: map[string]schema.Attribute{
+					"kind": schema.StringAttribute{Required: true, Description: "`ConfigMap` or `Secret`.",
+						Validators: []validator.String{stringvalidator.OneOf("ConfigMap", "Secret")}},
+					"name": schema.StringAttribute{Required: true, Description: "Name of the object.",
+						Validators: []validator.String{stringvalidator.RegexMatches(dnsSubdomain, "must be a DNS subdomain")}},
+					"values_key": schema.StringAttribute{Optional: true, Description: "Key holding the values. Default `values.yaml`."},
+					"target_path": schema.StringAttribute{Optional: true,
+						Description: "Helm `--set` path the whole value is placed at; it overrides even `values`."},
+					"optional": optBool("Tolerate a missing object (a missing key still fails)."),
+				}},
+			},
+			"install": schema.SingleNestedBlock{
+				Description: "Install options.",
+				Attributes: map[string]schema.Attribute{
+					"timeout": duration("Timeout of the install. Default: `timeout`."),
+					"crds": schema.StringAttribute{Optional: true, Validators: []validator.String{crdPolicy},
+						Description: "CRDs in the chart's crds/: `Skip`, `Create` (default: create missing ones, never update) or `CreateReplace` (also update existing ones; never delete)."},
+					"replace":                    optBool("Reuse the name of a release that was uninstalled with history kept."),
+					"create_namespace":           optBool("Create the target namespace if it does not exist."),
+					"disable_hooks":              optBool("Skip the chart's install hooks."),
+					"disable_openapi_validation": optBool("Do not validate rendered objects against the OpenAPI schema."),
+					"disable_wait":               optBool("Do not wait for the objects to be ready."),
+					"disable_wait_for_jobs":      optBool("Do not wait for Jobs to complete."),
+				},
+				Blocks: map[string]schema.Block{
+					"remediation": schema.SingleNestedBlock{
+						Description: "What happens after a failed install: uninstall, then retry.",
+						Attributes: map[string]schema.Attribute{
+							"retries":                optInt("Retries after a failed install; negative retries forever (within the apply's time). Default 0."),
+							"ignore_test_failures":   optBool("Do not remediate failed tests. Default: `test.ignore_failures`."),
+							"remediate_last_failure": optBool("Remediate the last failure when retries are exhausted. Default false."),
+						},
+					},
+				},
+			},
+			"upgrade": schema.SingleNestedBlock{
+				Description: "Upgrade options.",
+				Attributes: map[string]schema.Attribute{
+					"timeout": duration("Timeout of the upgrade. Default: `timeout`."),
+					"crds": schema.StringAttribute{Optional: true, Validators: []validator.String{crdPolicy},
+						Description: "CRDs in the chart's crds/: `Skip` (default), `Create` or `CreateReplace`."},
+					"cleanup_on_fail":            optBool("Delete objects this upgrade created when it fails."),
+					"disable_hooks":              optBool("Skip the chart's upgrade hooks."),
+					"disable_openapi_validation": optBool("Do not validate rendered objects against the OpenAPI schema."),
+					"disable_wait":               optBool("Do not wait for the objects to be ready."),
+					"disable_wait_for_jobs":      optBool("Do not wait for Jobs to complete."),
+					"force":                      optBool("Replace objects (delete and create) where a patch fails."),
+					"preserve_values":            optBool("Reuse the previous release's values, merged under the new ones."),
+				},
+				Blocks: map[string]schema.Block{
+					"remediation": schema.SingleNestedBlock{
+						Description: "What happens after a failed upgrade: roll back (or uninstall), then retry.",
+						Attributes: map[string]schema.Attribute{
+							"retries": optInt("Retries after a failed upgrade; negative retries forever (within the apply's time). Default 0."),
+							"strategy": schema.StringAttribute{Optional: true, Validators: []validator.String{stringvalidator.OneOf("rollback", "uninstall")},
+								Description: "`rollback` (default) to the last successful release, or `uninstall`."},
+							"ignore_test_failures":   optBool("Do not remediate failed tests. Default: `test.ignore_failures`."),
+							"remediate_last_failure": optBool("Remediate the last failure when retries are exhausted. Default: true when `retries` > 0."),
+						},
+					},
+				},
+			},
+			"test": schema.SingleNestedBlock{
+				Description: "Helm tests run after every install and upgrade.",
+				Attributes: map[string]schema.Attribute{
+					"enable":          optBool("Run the chart's test hooks."),
+					"ignore_failures": optBool("A failed test does not fail the release nor trigger remediation."),
+					"timeout":         duration("Timeout of the tests. Default: `timeout`."),
+				},
+				Blocks: map[string]schema.Block{
+					"filters": schema.ListNestedBlock{
+						Description: "Which test hooks run: without filters all; `exclude = true` drops the named hook, otherwise only named hooks run.",
+						NestedObject: schema.NestedBlockObject{Attributes: map[string]schema.Attribute{
+							"name":    schema.StringAttribute{Required: true, Description: "Name of the test hook."},
+							"exclude": optBool("Exclude the hook instead of selecting it."),
+						}},
+					},
+				},
+			},
+			"rollback": schema.SingleNestedBlock{
+				Description: "Options of the rollback that remediates a failed upgrade.",
+				Attributes: map[string]schema.Attribute{
+					"timeout":               duration("Timeout of the rollback. Default: `timeout`."),
+					"cleanup_on_fail":       optBool("Delete objects the rollback created when it fails."),
+					"disable_hooks":         optBool("Skip the chart's rollback hooks."),
+					"disable_wait":          optBool("Do not wait for the objects to be ready."),
+					"disable_wait_for_jobs": optBool("Do not wait for Jobs to complete."),
+					"force":                 optBool("Replace objects (delete and create) where a patch fails."),
+					"recreate":              optBool("Restart pods of the rolled back workloads."),
+				},
+			},
+			"uninstall": schema.SingleNestedBlock{
+				Description: "Options of uninstall (destroy, and install remediation).",
+				Attributes: map[string]schema.Attribute{
+					"timeout": duration("Timeout of the uninstall. Default: `timeout`."),
+					"deletion_propagation": schema.StringAttribute{Optional: true,
+						Validators:  []validator.String{stringvalidator.OneOf("background", "foreground", "orphan")},
+						Description: "`background` (default), `foreground` or `orphan`."},
+					"disable_hooks": optBool("Skip the chart's delete hooks."),
+					"disable_wait":  optBool("Do not wait for the objects to be deleted."),
+					"keep_history":  optBool("Keep the release's history in storage."),
+				},
+			},
+			"drift_detection": schema.SingleNestedBlock{
+				Description: "Drift detection of the release's objects at refresh.",
+				Attributes: map[string]schema.Attribute{
+					"mode": schema.StringAttribute{Optional: true,
+						Validators: []validator.String{stringvalidator.OneOf("enabled", "warn", "disabled")},
+						Description: "`enabled` (default): drift shows in the plan and apply corrects it; `warn`: the plan warns and changes nothing; " +
+							"`disabled`: objects are not compared."},
+				},
+				Blocks: map[string]schema.Block{
+					"ignore": schema.ListNestedBlock{
+						Description: "Fields that are not drift. Objects labelled or annotated `helm.toolkit.fluxcd.io/driftDetection: disabled` are never compared.",
+						NestedObject: schema.NestedBlockObject{
+							Attributes: map[string]schema.Attribute{
+								"paths": schema.ListAttribute{Required: true, ElementType: types.StringType,
+									Description: "JSON pointers (`/spec/replicas`); `\"\"` ignores the whole object."},
+							},
+							Blocks: map[string]schema.Block{"target": selectorBlock("Objects the rule applies to; all without it.")},
+						},
+					},
+				},
+			},
+			"post_renderers": schema.ListNestedBlock{
+				Description: "Post-renderers applied in order to the rendered manifest, before the origin labels.",
+				NestedObject: schema.NestedBlockObject{Blocks: map[string]schema.Block{
+					"kustomize": schema.SingleNestedBlock{
+						Description: "Kustomize patches and image overrides, with kustomize's API.",
+						Blocks: map[string]schema.Block{
+							"patches": schema.ListNestedBlock{
+								Description: "Strategic merge or JSON 6902 patches.",
+								NestedObject: schema.NestedBlockObject{
+									Attributes: map[string]schema.Attribute{
+										"patch": schema.StringAttribute{Required: true, Description: "The patch, YAML or JSON."},
+									},
+									Blocks: map[string]schema.Block{"target": selectorBlock("Objects the patch applies to.")},
+								},
+							},
+							"images": schema.ListNestedBlock{
+								Description: "Image overrides.",
+								NestedObject: schema.NestedBlockObject{Attributes: map[string]schema.Attribute{
+									"name":     schema.StringAttribute{Required: true, Description: "Image name to match."},
+									"new_name": schema.StringAttribute{Optional: true, Description: "Replacement name."},
+									"new_tag":  schema.StringAttribute{Optional: true, Description: "Replacement tag."},
+									"digest":   schema.StringAttribute{Optional: true, Description: "Replacement digest; wins over the tag."},
+								}},
+							},
+						},
+					},
+				}},
+			},
+		},
+	}
+}
+
+func optInt(desc string) schema.Int64Attribute {
+	return schema.Int64Attribute{Optional: true, Description: desc}
+}
+
+// selectorBlock is kustomize's and Flux's object selector.
+func selectorBlock(desc string) schema.SingleNestedBlock {
+	s := func(d string) schema.StringAttribute { return schema.StringAttribute{Optional: true, Description: d} }
+	return schema.SingleNestedBlock{
+		Description: desc,
+		Attributes: map[string]schema.Attribute{
+			"group":               s("API group; a regular expression."),
+			"version":             s("API version; a regular expression."),
+			"kind":                s("Kind; a regular expression."),
+			"name":                s("Name; a regular expression."),
+			"namespace":           s("Namespace; a regular expression."),
+			"annotation_selector": s("Annotation selector, as a label selector."),
+			"label_selector":      s("Label selector."),
+		},
+	}
+}
+
+var dnsSubdomain = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+
+// releaseChartBlock is the chart of a release: either the path and digest of a
+// stevedore_helmchart_artifact, or the artifact's own source attributes, which
+// the release then resolves at plan and fetches at apply itself.
+func releaseChartBlock() schema.SingleNestedBlock {
+	src := path.MatchRelative().AtParent()
+	opt := func(desc string) schema.StringAttribute {
+		return schema.StringAttribute{Optional: true, Description: desc, Validators: []validator.String{stringvalidator.LengthAtLeast(1)}}
+	}
+	artifact := helmChartArtifactSchema()
+	inline := func(name string) schema.Attribute { return artifact.Attributes[name] }
+	attrs := map[string]schema.Attribute{
+		"path": schema.StringAttribute{
+			Optional:    true,
+			Description: "Path of the chart archive: `stevedore_helmchart_artifact.<name>.path`. Exactly one of `path`, `repository` and `source_path`.",
+			Validators: []validator.String{stringvalidator.LengthAtLeast(1), stringvalidator.AlsoRequires(src.AtName("digest")),
+				stringvalidator.ExactlyOneOf(src.AtName("repository"), src.AtName("source_path"))},
+		},
+		"digest": schema.StringAttribute{
+			Optional:    true,
+			Description: "Digest of the chart archive: `stevedore_helmchart_artifact.<name>.digest`.",
+			Validators: []validator.String{stringvalidator.RegexMatches(regexp.MustCompile(`^sha256:[0-9a-f]{64}$`), "must be sha256:<64 hex digits>"),
+				stringvalidator.AlsoRequires(src.AtName("path"))},
+		},
+		"repository": schema.StringAttribute{
+			Optional: true,
+			Description: "Inline chart: Helm repository (`https://...`) or OCI repository (`oci://host/path`), resolved at plan and " +
+				"fetched at apply into the provider's cache, as `stevedore_helmchart_artifact` does.",
+			Validators: []validator.String{stringvalidator.RegexMatches(regexp.MustCompile(`^(https?|oci)://[^\s]+$`), "must be an http://, https:// or oci:// URL")},
+		},
+		"source_path": opt("Inline chart: a local chart directory."),
+		"chart":       opt("Inline chart: the chart's name in `repository`."),
+		"version": schema.StringAttribute{Optional: true, Description: "Inline chart: semver constraint; default `*`, the highest stable version.",
+			Validators: []validator.String{constraintValidator{}}},
+		"values_files":                inline("values_files"),
+		"ignore_missing_values_files": schema.BoolAttribute{Optional: true, Description: "Inline chart: skip values files that do not exist."},
+		"reconcile_strategy": schema.StringAttribute{Optional: true,
+			Description: "Inline chart from `source_path`: `ChartVersion` (default) or `Revision`.",
+			Validators:  []validator.String{stringvalidator.OneOf("ChartVersion", "Revision")}},
+	}
+	for _, name := range []string{"username", "password", "ca_pem", "cert_pem", "key_pem", "insecure_skip_tls_verify", "insecure", "pass_credentials"} {
+		attrs[name] = inline(name)
+	}
+	verify := artifact.Blocks["verify"].(schema.SingleNestedBlock)
+	return schema.SingleNestedBlock{
+		Description: "The chart: `path` and `digest` of a `stevedore_helmchart_artifact`, or an inline chart with the artifact's source " +
+			"attributes (`repository`, `chart`, `version`, `verify`, ...). A new digest, or a new version in range of an inline chart, " +
+			"upgrades the release; a new chart name replaces it.",
+		Validators: []validator.Object{objectvalidator.IsRequired()},
+		Attributes: attrs,
+		Blocks:     map[string]schema.Block{"verify": verify},
+	}
+}

@@ -1,0 +1,775 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	tfjson "github.com/hashicorp/terraform-json"
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	helmrelease "helm.sh/helm/v3/pkg/release"
+
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
+)
+
+const releaseAddr = "stevedore_helmrelease.podinfo"
+
+// chartCopy copies the podinfo test chart into a new directory with version
+// set in Chart.yaml, so that a test can publish a "new version" by writing
+// another one into the same directory.
+func chartCopy(t *testing.T, version string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "podinfo")
+	if err := os.CopyFS(dir, os.DirFS(podinfoSrc())); err != nil {
+		t.Fatal(err)
+	}
+	setChartVersion(t, dir, version)
+	return dir
+}
+
+func setChartVersion(t *testing.T, dir, version string) {
+	t.Helper()
+	p := filepath.Join(dir, "Chart.yaml")
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := regexp.MustCompile(`(?m)^version: .*$`).ReplaceAll(data, []byte("version: "+version))
+	if err := os.WriteFile(p, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// testNamespace creates a namespace for one test; the tofu and terraform runs
+// of the test share it, one after the other.
+func testNamespace(t *testing.T, name string) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if err := testClient(t).Create(context.Background(), ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	return name
+}
+
+// releaseConfig is an artifact of the chart in chartDir and a release of it
+// in ns; body is added to the release.
+func releaseConfig(cacheDir, chartDir, ns, body string) string {
+	return providerBlock(fmt.Sprintf("cache_dir = %s", hcl(cacheDir))) + fmt.Sprintf(`
+resource "stevedore_helmchart_artifact" "podinfo" {
+  source_path = %s
+}
+
+resource "stevedore_helmrelease" "podinfo" {
+  name      = "podinfo"
+  namespace = %q
+  chart {
+    path   = stevedore_helmchart_artifact.podinfo.path
+    digest = stevedore_helmchart_artifact.podinfo.digest
+  }
+%s
+}
+`, hcl(chartDir), ns, body)
+}
+
+// expectPriorDrift checks the drift that refresh recorded before the plan:
+// want maps object IDs to the JSON pointers that changed ("" for a missing
+// object).
+func expectPriorDrift(addr string, want map[string][]string) plancheck.PlanCheck {
+	return priorDriftCheck{addr: addr, want: want}
+}
+
+type priorDriftCheck struct {
+	addr string
+	want map[string][]string
+}
+
+func (c priorDriftCheck) CheckPlan(_ context.Context, req plancheck.CheckPlanRequest, resp *plancheck.CheckPlanResponse) {
+	got, err := priorDrift(req.Plan, c.addr)
+	if err != nil {
+		resp.Error = err
+		return
+	}
+	if fmt.Sprint(got) != fmt.Sprint(c.want) {
+		resp.Error = fmt.Errorf("drift found by refresh: %v, want %v", got, c.want)
+	}
+}
+
+func priorDrift(plan *tfjson.Plan, addr string) (map[string][]string, error) {
+	if plan.PriorState == nil || plan.PriorState.Values == nil {
+		return nil, fmt.Errorf("plan has no prior state")
+	}
+	for _, r := range plan.PriorState.Values.RootModule.Resources {
+		if r.Address != addr {
+			continue
+		}
+		raw, _ := json.Marshal(r.AttributeValues["drift"])
+		var drift []struct {
+			ID      string `json:"id"`
+			Type    string `json:"type"`
+			Changes []struct {
+				Path string `json:"path"`
+				From string `json:"from"`
+				To   string `json:"to"`
+			} `json:"changes"`
+		}
+		if err := json.Unmarshal(raw, &drift); err != nil {
+			return nil, err
+		}
+		out := map[string][]string{}
+		for _, d := range drift {
+			paths := []string{}
+			if d.Type == "create" {
+				paths = append(paths, "")
+			}
+			for _, ch := range d.Changes {
+				paths = append(paths, ch.Path+"="+ch.From+"->"+ch.To)
+			}
+			slices.Sort(paths)
+			out[d.ID] = paths
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("%s not in the prior state", addr)
+}
+
+// expectPriorAttr checks a top-level attribute of the state that refresh
+// left before the plan: what an apply that failed saved.
+func expectPriorAttr(addr, attr string, want any) plancheck.PlanCheck {
+	return priorAttrCheck{addr: addr, attr: attr, want: want}
+}
+
+type priorAttrCheck struct {
+	addr, attr string
+	want       any
+}
+
+func (c priorAttrCheck) CheckPlan(_ context.Context, req plancheck.CheckPlanRequest, resp *plancheck.CheckPlanResponse) {
+	if req.Plan.PriorState == nil || req.Plan.PriorState.Values == nil {
+		resp.Error = fmt.Errorf("plan has no prior state")
+		return
+	}
+	for _, r := range req.Plan.PriorState.Values.RootModule.Resources {
+		if r.Address == c.addr {
+			if got := r.AttributeValues[c.attr]; fmt.Sprint(got) != fmt.Sprint(c.want) {
+				resp.Error = fmt.Errorf("%s.%s in state = %v, want %v", c.addr, c.attr, got, c.want)
+			}
+			return
+		}
+	}
+	resp.Error = fmt.Errorf("%s not in the prior state", c.addr)
+}
+
+func releaseRevisions(t *testing.T, ns, name string) []string {
+	t.Helper()
+	revs, err := testenv.ReleaseRevisions(testenv.Need(t).Cluster.Kubeconfig, ns, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return revs
+}
+
+func checkRevisions(t *testing.T, ns, name string, want ...string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		if got := releaseRevisions(t, ns, name); !slices.Equal(got, want) {
+			return fmt.Errorf("release %s/%s revisions %v, want %v", ns, name, got, want)
+		}
+		return nil
+	}
+}
+
+// TestAccHelmRelease_lifecycle installs, upgrades on a values change and on a
+// new chart version (both known in the plan), then sees three kinds of drift
+// (a Deployment scaled, a ConfigMap edited, a Service deleted) in the plan and
+// corrects them in one apply without a new Helm revision. A field another
+// manager sets that the chart does not is not drift. Every step ends with an
+// empty plan (the harness checks it).
+func TestAccHelmRelease_lifecycle(t *testing.T) {
+	ns := testNamespace(t, "hr-life")
+	cacheDir := t.TempDir()
+	chartDir := chartCopy(t, "1.0.0")
+	ctx := context.Background()
+	id := func(kind, group string) string { return ns + "_podinfo_" + group + "_" + kind }
+
+	accTest(t, resource.TestCase{
+		CheckDestroy: func(*terraform.State) error {
+			if exists(t, "apps/v1", "Deployment", ns, "podinfo") {
+				return fmt.Errorf("deployment still exists after destroy")
+			}
+			return nil
+		},
+		Steps: []resource.TestStep{
+			{
+				PreConfig: func() { setChartVersion(t, chartDir, "1.0.0") },
+				Config:    releaseConfig(cacheDir, chartDir, ns, `values = { replicaCount = 1 }`),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionCreate),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("status"), knownvalue.StringExact("deployed")),
+					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(1)),
+					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("release_name"), knownvalue.StringExact("podinfo")),
+					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("storage_namespace"), knownvalue.StringExact(ns)),
+					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("chart_name"), knownvalue.StringExact("podinfo")),
+					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("chart_version"), knownvalue.StringExact("1.0.0")),
+					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("app_version"), knownvalue.StringExact("6.0.0")),
+					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("drift"), knownvalue.ListExact(nil)),
+					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("install_failures"), knownvalue.Int64Exact(0)),
+					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("config_digest"),
+						knownvalue.StringRegexp(regexp.MustCompile(`^sha256:[0-9a-f]{64}$`))),
+					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("history").AtSliceIndex(0).AtMapKey("status"), knownvalue.StringExact("deployed")),
+				},
+				Check: checkRevisions(t, ns, "podinfo", "1:deployed"),
+			},
+			{
+				// Same values, written differently: no change.
+				Config: releaseConfig(cacheDir, chartDir, ns, `values = { "replicaCount" = 1.0 }`),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectEmptyPlan(),
+				}},
+			},
+			{
+				// A values change: the new config digest is known in the plan.
+				Config: releaseConfig(cacheDir, chartDir, ns, `values = { replicaCount = 2, config = { greeting = "hi" } }`),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionUpdate),
+					plancheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("config_digest"),
+						knownvalue.StringRegexp(regexp.MustCompile(`^sha256:[0-9a-f]{64}$`))),
+					plancheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("chart_version"), knownvalue.StringExact("1.0.0")),
+					plancheck.ExpectUnknownValue(releaseAddr, tfjsonpath.New("version")),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(2)),
+				},
+				Check: checkRevisions(t, ns, "podinfo", "1:superseded", "2:deployed"),
+			},
+			{
+				// A new chart version: the artifact's plan says which; the
+				// release's chart digest is unknown until the artifact is built.
+				PreConfig: func() { setChartVersion(t, chartDir, "1.1.0") },
+				Config:    releaseConfig(cacheDir, chartDir, ns, `values = { replicaCount = 2, config = { greeting = "hi" } }`),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("chart_version"), knownvalue.StringExact("1.1.0")),
+					plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionUpdate),
+					plancheck.ExpectUnknownValue(releaseAddr, tfjsonpath.New("chart_digest")),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("chart_version"), knownvalue.StringExact("1.1.0")),
+					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(3)),
+				},
+			},
+			{
+				// Drift: scaled, edited, deleted; plus an annotation and a field
+				// of another manager that the chart does not set, which are not.
+				PreConfig: func() {
+					c := testClient(t)
+					dep := &appsv1.Deployment{}
+					if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "podinfo"}, dep); err != nil {
+						t.Fatal(err)
+					}
+					patch := []byte(`{"spec":{"replicas":5,"minReadySeconds":3},"metadata":{"annotations":{"example.com/owner":"hpa"}}}`)
+					if err := c.Patch(ctx, dep, client.RawPatch("application/merge-patch+json", patch), client.FieldOwner("kubectl")); err != nil {
+						t.Fatal(err)
+					}
+					cm := &corev1.ConfigMap{}
+					if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "podinfo"}, cm); err != nil {
+						t.Fatal(err)
+					}
+					cm.Data["greeting"] = "edited"
+					if err := c.Update(ctx, cm, client.FieldOwner("kubectl-edit")); err != nil {
+						t.Fatal(err)
+					}
+					svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "podinfo"}}
+					if err := c.Delete(ctx, svc); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: releaseConfig(cacheDir, chartDir, ns, `values = { replicaCount = 2, config = { greeting = "hi" } }`),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionUpdate),
+					expectPriorDrift(releaseAddr, map[string][]string{
+						id("ConfigMap", ""):      {`/data/greeting="edited"->"hi"`},
+						id("Deployment", "apps"): {`/spec/replicas=5->2`},
+						id("Service", ""):        {""},
+					}),
+					plancheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("drift"), knownvalue.ListExact(nil)),
+					plancheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(3)),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("drift"), knownvalue.ListExact(nil)),
+					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(3)),
+				},
+				Check: func(*terraform.State) error {
+					c := testClient(t)
+					dep := &appsv1.Deployment{}
+					if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "podinfo"}, dep); err != nil {
+						return err
+					}
+					if *dep.Spec.Replicas != 2 {
+						return fmt.Errorf("replicas %d after correction, want 2", *dep.Spec.Replicas)
+					}
+					if dep.Spec.MinReadySeconds != 3 || dep.Annotations["example.com/owner"] != "hpa" {
+						return fmt.Errorf("correction removed another manager's fields: %v %v", dep.Spec.MinReadySeconds, dep.Annotations)
+					}
+					cm := &corev1.ConfigMap{}
+					if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "podinfo"}, cm); err != nil {
+						return err
+					}
+					if cm.Data["greeting"] != "hi" {
+						return fmt.Errorf("configmap greeting %q after correction", cm.Data["greeting"])
+					}
+					if !exists(t, "v1", "Service", ns, "podinfo") {
+						return fmt.Errorf("service not recreated")
+					}
+					if got := releaseRevisions(t, ns, "podinfo"); len(got) != 3 {
+						return fmt.Errorf("drift correction made a Helm revision: %v", got)
+					}
+					return nil
+				},
+			},
+		},
+	})
+}
+
+// TestAccHelmRelease_driftIgnoreAndWarn: an ignore rule hides a scaled
+// Deployment; mode warn shows an edited ConfigMap as a warning and plans
+// nothing.
+func TestAccHelmRelease_driftIgnoreAndWarn(t *testing.T) {
+	ns := testNamespace(t, "hr-ignore")
+	cacheDir := t.TempDir()
+	chartDir := chartCopy(t, "1.0.0")
+	ctx := context.Background()
+	body := func(mode string) string {
+		return fmt.Sprintf(`
+  drift_detection {
+    mode = %q
+    ignore {
+      paths = ["/spec/replicas"]
+      target {
+        kind = "Deployment"
+      }
+    }
+  }`, mode)
+	}
+	accTest(t, resource.TestCase{
+		Steps: []resource.TestStep{
+			{Config: releaseConfig(cacheDir, chartDir, ns, body("enabled"))},
+			{
+				PreConfig: func() {
+					patch := []byte(`{"spec":{"replicas":4}}`)
+					dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "podinfo"}}
+					if err := testClient(t).Patch(ctx, dep, client.RawPatch("application/merge-patch+json", patch), client.FieldOwner("kubectl")); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config:           releaseConfig(cacheDir, chartDir, ns, body("enabled")),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+			},
+			{
+				Config: releaseConfig(cacheDir, chartDir, ns, body("warn")),
+				PreConfig: func() {
+					cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "podinfo"}}
+					patch := []byte(`{"data":{"greeting":"edited"}}`)
+					if err := testClient(t).Patch(ctx, cm, client.RawPatch("application/merge-patch+json", patch), client.FieldOwner("kubectl")); err != nil {
+						t.Fatal(err)
+					}
+				},
+				// Only the mode changes; the drift stays in the cluster.
+				Check: func(*terraform.State) error {
+					cm := &corev1.ConfigMap{}
+					if err := testClient(t).Get(ctx, client.ObjectKey{Namespace: ns, Name: "podinfo"}, cm); err != nil {
+						return err
+					}
+					if cm.Data["greeting"] != "edited" {
+						return fmt.Errorf("warn mode corrected the drift")
+					}
+					return nil
+				},
+			},
+			{
+				Config:           releaseConfig(cacheDir, chartDir, ns, body("warn")),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+			},
+		},
+	})
+}
+
+// TestAccHelmRelease_failedInstallRetriedThenFixed: an install the API server
+// rejects is remediated (uninstalled) and retried, then left failed with the
+// failure counted and the state saved; fixing the values converges in one
+// apply, with no "cannot re-use a name".
+func TestAccHelmRelease_failedInstallRetriedThenFixed(t *testing.T) {
+	ns := testNamespace(t, "hr-failinst")
+	cacheDir := t.TempDir()
+	chartDir := chartCopy(t, "1.0.0")
+	body := func(replicas int) string {
+		return fmt.Sprintf(`
+  values = { replicaCount = %d }
+  install {
+    remediation {
+      retries = 1
+    }
+  }`, replicas)
+	}
+	accTest(t, resource.TestCase{
+		Steps: []resource.TestStep{
+			{
+				Config:      releaseConfig(cacheDir, chartDir, ns, body(-1)),
+				ExpectError: regexp.MustCompile(`helmrelease ` + ns + `/podinfo: install`),
+			},
+			{
+				// The failed release is in state with its failures counted.
+				// Terraform taints a resource whose create failed, so the next
+				// apply replaces it: uninstall, then install.
+				Config:   releaseConfig(cacheDir, chartDir, ns, body(-1)),
+				PlanOnly: true, ExpectNonEmptyPlan: true,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionDestroyBeforeCreate),
+					expectPriorAttr(releaseAddr, "status", "failed"),
+					expectPriorAttr(releaseAddr, "install_failures", 2),
+				}},
+			},
+			{
+				Config: releaseConfig(cacheDir, chartDir, ns, body(1)),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("status"), knownvalue.StringExact("deployed")),
+				},
+			},
+		},
+	})
+}
+
+// TestAccHelmRelease_testFailureRolledBack: an upgrade whose test hook fails
+// is rolled back to the last good release; the failure is counted and state
+// saved; the next good configuration converges.
+func TestAccHelmRelease_testFailureRolledBack(t *testing.T) {
+	ns := testNamespace(t, "hr-testfail")
+	cacheDir := t.TempDir()
+	chartDir := chartCopy(t, "1.0.0")
+	body := func(fail bool, lastFailure string) string {
+		return fmt.Sprintf(`
+  values = { test = { fail = %t } }
+  test {
+    enable = true
+  }
+  upgrade {
+    remediation {
+      retries                = 0
+      strategy               = "rollback"
+      remediate_last_failure = %s
+    }
+  }`, fail, lastFailure)
+	}
+	accTest(t, resource.TestCase{
+		Steps: []resource.TestStep{
+			{
+				Config: releaseConfig(cacheDir, chartDir, ns, body(false, "true")),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("history").AtSliceIndex(0).AtMapKey("test_hooks").AtSliceIndex(0).AtMapKey("phase"),
+						knownvalue.StringExact("Succeeded")),
+				},
+			},
+			{
+				// remediate_last_failure: the failed upgrade is rolled back.
+				Config:      releaseConfig(cacheDir, chartDir, ns, body(true, "true")),
+				ExpectError: regexp.MustCompile(`(?s)helmrelease ` + ns + `/podinfo: .*test`),
+			},
+			{
+				// Rolled back: revision 3 is the first release again.
+				PreConfig: func() {
+					revs := releaseRevisions(t, ns, "podinfo")
+					if last := revs[len(revs)-1]; !strings.HasSuffix(last, ":deployed") || len(revs) != 3 {
+						t.Errorf("want a rollback as revision 3, got %v", revs)
+					}
+				},
+				Config: releaseConfig(cacheDir, chartDir, ns, body(true, "true")),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectEmptyPlan(),
+					expectPriorAttr(releaseAddr, "upgrade_failures", 1),
+					expectPriorAttr(releaseAddr, "status", "deployed"),
+				}},
+			},
+			{
+				Config: releaseConfig(cacheDir, chartDir, ns, body(false, "true")),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("status"), knownvalue.StringExact("deployed")),
+					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("upgrade_failures"), knownvalue.Int64Exact(0)),
+				},
+			},
+			{
+				// Without remediate_last_failure the failed release stays.
+				Config:      releaseConfig(cacheDir, chartDir, ns, body(true, "false")),
+				ExpectError: regexp.MustCompile(`(?s)helmrelease ` + ns + `/podinfo: .*test`),
+			},
+			{
+				// Without remediate_last_failure the upgrade whose tests failed
+				// stays (Helm keeps it deployed), with no rollback after it.
+				PreConfig: func() {
+					revs := releaseRevisions(t, ns, "podinfo")
+					if len(revs) != 4 || !strings.HasSuffix(revs[3], ":deployed") {
+						t.Errorf("want the tested upgrade left in place as revision 4, got %v", revs)
+					}
+				},
+				Config: releaseConfig(cacheDir, chartDir, ns, body(true, "false")),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectEmptyPlan(),
+					expectPriorAttr(releaseAddr, "version", 4),
+				}},
+			},
+		},
+	})
+}
+
+// TestAccHelmRelease_pendingUnlocked: a release left pending-upgrade by an
+// apply that was killed is unlocked and upgraded by the next apply.
+func TestAccHelmRelease_pendingUnlocked(t *testing.T) {
+	ns := testNamespace(t, "hr-pending")
+	cacheDir := t.TempDir()
+	chartDir := chartCopy(t, "1.0.0")
+	accTest(t, resource.TestCase{
+		Steps: []resource.TestStep{
+			{Config: releaseConfig(cacheDir, chartDir, ns, "")},
+			{
+				PreConfig: func() {
+					if err := testenv.SetReleaseStatus(testenv.Need(t).Cluster.Kubeconfig, ns, "podinfo", helmrelease.StatusPendingUpgrade); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: releaseConfig(cacheDir, chartDir, ns, ""),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionUpdate),
+					plancheck.ExpectUnknownValue(releaseAddr, tfjsonpath.New("status")),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("status"), knownvalue.StringExact("deployed")),
+				},
+			},
+		},
+	})
+}
+
+// TestAccHelmRelease_importHelmInstalled: a release installed by the Helm SDK
+// is imported with an import block; a configuration that matches it (the
+// same chart artifact and values) plans no change.
+func TestAccHelmRelease_importHelmInstalled(t *testing.T) {
+	ns := testNamespace(t, "hr-import")
+	cacheDir := t.TempDir()
+	chartDir := chartCopy(t, "1.0.0")
+	artifactOnly := providerBlock(fmt.Sprintf("cache_dir = %s", hcl(cacheDir))) + fmt.Sprintf(`
+resource "stevedore_helmchart_artifact" "podinfo" {
+  source_path = %s
+}
+`, hcl(chartDir))
+	body := `values = { replicaCount = 2, config = { greeting = "imported" } }`
+	withImport := releaseConfig(cacheDir, chartDir, ns, body) + fmt.Sprintf(`
+import {
+  to = stevedore_helmrelease.podinfo
+  id = "%s/podinfo"
+}
+`, ns)
+	accTest(t, resource.TestCase{
+		Steps: []resource.TestStep{
+			{
+				Config: artifactOnly,
+				Check: func(s *terraform.State) error {
+					path := s.RootModule().Resources[artifactAddr].Primary.Attributes["path"]
+					return testenv.HelmInstall(testenv.Need(t).Cluster.Kubeconfig, ns, "podinfo", path,
+						map[string]any{"replicaCount": 2, "config": map[string]any{"greeting": "imported"}})
+				},
+			},
+			{
+				Config: withImport,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionNoop),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(1)),
+				},
+			},
+		},
+	})
+}
+
+// TestAccHelmRelease_postRenderersAndValuesFrom: kustomize patches and image
+// overrides reach the cluster with no drift afterwards; values_from merges a
+// ConfigMap, a Secret value at a target path and a missing optional object, and
+// a change of the ConfigMap is an upgrade the plan shows.
+func TestAccHelmRelease_postRenderersAndValuesFrom(t *testing.T) {
+	ns := testNamespace(t, "hr-post")
+	cacheDir := t.TempDir()
+	chartDir := chartCopy(t, "1.0.0")
+	ctx := context.Background()
+	c := testClient(t)
+	setValues := func(greeting string) {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "podinfo-values"}}
+		_ = c.Delete(ctx, cm)
+		cm.Data = map[string]string{"values.yaml": "config:\n  greeting: " + greeting + "\nreplicaCount: 2\n"}
+		if err := c.Create(ctx, cm); err != nil {
+			t.Fatal(err)
+		}
+	}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "podinfo-secret"}, StringData: map[string]string{"token": "s3cr3t"}}
+	if err := c.Create(ctx, secret); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	body := `
+  values_from {
+    kind = "ConfigMap"
+    name = "podinfo-values"
+  }
+  values_from {
+    kind        = "Secret"
+    name        = "podinfo-secret"
+    values_key  = "token"
+    target_path = "config.token"
+  }
+  values_from {
+    kind     = "ConfigMap"
+    name     = "does-not-exist"
+    optional = true
+  }
+  values = { config = { greeting = "inline wins" } }
+  post_renderers {
+    kustomize {
+      patches {
+        patch = <<-EOT
+          apiVersion: apps/v1
+          kind: Deployment
+          metadata:
+            name: podinfo
+            labels:
+              patched: "yes"
+        EOT
+        target {
+          kind = "Deployment"
+        }
+      }
+      images {
+        name    = "ghcr.io/stefanprodan/podinfo"
+        new_tag = "6.1.0"
+      }
+    }
+  }`
+	check := func(greeting string) resource.TestCheckFunc {
+		return func(*terraform.State) error {
+			dep := &appsv1.Deployment{}
+			if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "podinfo"}, dep); err != nil {
+				return err
+			}
+			if dep.Labels["patched"] != "yes" || dep.Labels["stevedore.dev/name"] != "podinfo" || dep.Labels["stevedore.dev/namespace"] != ns {
+				return fmt.Errorf("deployment labels %v", dep.Labels)
+			}
+			if img := dep.Spec.Template.Spec.Containers[0].Image; img != "ghcr.io/stefanprodan/podinfo:6.1.0" {
+				return fmt.Errorf("image %s", img)
+			}
+			if *dep.Spec.Replicas != 2 {
+				return fmt.Errorf("replicas %d from values_from, want 2", *dep.Spec.Replicas)
+			}
+			cm := &corev1.ConfigMap{}
+			if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "podinfo"}, cm); err != nil {
+				return err
+			}
+			if cm.Data["greeting"] != greeting || cm.Data["token"] != "s3cr3t" {
+				return fmt.Errorf("configmap data %v", cm.Data)
+			}
+			return nil
+		}
+	}
+	accTest(t, resource.TestCase{
+		Steps: []resource.TestStep{
+			{
+				PreConfig: func() { setValues("from-configmap") },
+				Config:    releaseConfig(cacheDir, chartDir, ns, body),
+				Check:     check("inline wins"),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("drift"), knownvalue.ListExact(nil)),
+				},
+			},
+			{
+				// The ConfigMap changes replicas: the plan shows a new digest.
+				PreConfig: func() {
+					cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "podinfo-values"}}
+					patch := []byte(`{"data":{"values.yaml":"replicaCount: 3\n"}}`)
+					if err := c.Patch(ctx, cm, client.RawPatch("application/merge-patch+json", patch)); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: releaseConfig(cacheDir, chartDir, ns, body),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionUpdate),
+					plancheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("config_digest"),
+						knownvalue.StringRegexp(regexp.MustCompile(`^sha256:`))),
+				}},
+				Check: func(*terraform.State) error {
+					dep := &appsv1.Deployment{}
+					if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "podinfo"}, dep); err != nil {
+						return err
+					}
+					if *dep.Spec.Replicas != 3 {
+						return fmt.Errorf("replicas %d, want 3", *dep.Spec.Replicas)
+					}
+					return nil
+				},
+			},
+		},
+	})
+}
+
+// TestAccHelmRelease_impersonationDenied: a service account without rights
+// cannot install, and the error says who was denied what.
+func TestAccHelmRelease_impersonationDenied(t *testing.T) {
+	ns := testNamespace(t, "hr-sa")
+	cacheDir := t.TempDir()
+	chartDir := chartCopy(t, "1.0.0")
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "nobody"}}
+	if err := testClient(t).Create(context.Background(), sa); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	accTest(t, resource.TestCase{
+		Steps: []resource.TestStep{{
+			Config:      releaseConfig(cacheDir, chartDir, ns, `service_account_name = "nobody"`),
+			ExpectError: regexp.MustCompile(`(?s)helmrelease ` + ns + `/podinfo: .*system:serviceaccount:` + ns + `:nobody.*forbidden|forbidden.*system:serviceaccount:` + ns + `:nobody`),
+		}},
+	})
+}
+
+// TestAccHelmRelease_badInput: each bad input is a diagnostic naming its
+// attribute, before anything is installed.
+func TestAccHelmRelease_badInput(t *testing.T) {
+	ns := testNamespace(t, "hr-bad")
+	cacheDir := t.TempDir()
+	chartDir := chartCopy(t, "1.0.0")
+	steps := []struct{ body, want string }{
+		{`values = "replicaCount: [1"`, `(?s)values.*YAML`},
+		{`values = ["a"]`, `(?s)values.*must be an object`},
+		{`release_name = "` + strings.Repeat("a", 54) + `"`, `(?s)release_name.*53`},
+		{"upgrade {\n remediation {\n strategy = \"retry\"\n }\n }", `(?s)strategy.*rollback`},
+		{"drift_detection {\n ignore {\n paths = [\"spec/replicas\"]\n }\n }", `(?s)drift_detection.*ignore.*paths`},
+		{"post_renderers {\n kustomize {\n patches {\n patch = \"- op: [\"\n }\n }\n }", `(?s)post_renderers.*patch`},
+		{"values_from {\n kind = \"ConfigMap\"\n name = \"missing\"\n }", `(?s)values_from.*missing`},
+	}
+	var ts []resource.TestStep
+	for _, s := range steps {
+		ts = append(ts, resource.TestStep{
+			Config:      releaseConfig(cacheDir, chartDir, ns, s.body),
+			ExpectError: regexp.MustCompile(s.want),
+		})
+	}
+	accTest(t, resource.TestCase{Steps: ts})
+}

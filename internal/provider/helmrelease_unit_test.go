@@ -1,0 +1,73 @@
+package provider
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+)
+
+func TestFieldPath(t *testing.T) {
+	for field, want := range map[string]path.Path{
+		"values":                       path.Root("values"),
+		"values_from[2]":               path.Root("values_from").AtListIndex(2),
+		"upgrade.remediation.strategy": path.Root("upgrade").AtName("remediation").AtName("strategy"),
+		"post_renderers[0].kustomize.patches[1].patch": path.Root("post_renderers").AtListIndex(0).AtName("kustomize").
+			AtName("patches").AtListIndex(1).AtName("patch"),
+		"drift_detection.ignore[0].paths[1]": path.Root("drift_detection").AtName("ignore").AtListIndex(0).AtName("paths").AtListIndex(1),
+	} {
+		if got := fieldPath(field); !got.Equal(want) {
+			t.Errorf("fieldPath(%q) = %s, want %s", field, got, want)
+		}
+	}
+}
+
+// Values read back from a release become the value HCL gives the same
+// literal, so that an imported release plans no change of values.
+func TestValuesRoundTrip(t *testing.T) {
+	in := map[string]any{
+		"replicaCount": int64(2),
+		"ratio":        0.5,
+		"image":        map[string]any{"tag": "1.0.0", "pull": true},
+		"args":         []any{"a", int64(1)},
+		"empty":        map[string]any{},
+	}
+	v, err := tfValue(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := valuesFrom(types.DynamicValue(v))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, got := mustJSON(t, in), mustJSON(t, out)
+	if want != got {
+		t.Fatalf("round trip: %s, want %s", got, want)
+	}
+}
+
+func TestValuesFromYAMLString(t *testing.T) {
+	out, err := valuesFrom(types.DynamicValue(types.StringValue("replicaCount: 2\nimage:\n  tag: \"1.0\"\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := mustJSON(t, out); got != `{"image":{"tag":"1.0"},"replicaCount":2}` {
+		t.Fatalf("got %s", got)
+	}
+	if _, err := valuesFrom(types.DynamicValue(types.StringValue("- a\n- b\n"))); err == nil {
+		t.Fatal("a YAML list is no values mapping")
+	}
+	if _, err := valuesFrom(types.DynamicValue(types.StringValue("a: [1"))); err == nil {
+		t.Fatal("invalid YAML was accepted")
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
