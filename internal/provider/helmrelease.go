@@ -206,20 +206,47 @@ func (r *helmReleaseResource) planChart(ctx context.Context, spec *release.Spec,
 	if !known || diags.HasError() {
 		return nil, !diags.HasError()
 	}
-	resolved, err := r.chartEngine().Resolve(ctx, cspec)
+	var keep string
+	if state != nil && state.Chart != nil && sameInlineChart(c, state.Chart) {
+		keep = state.ChartDigest.ValueString()
+	}
+	a, err := r.inlineArtifact(ctx, cspec, keep, state)
 	if err != nil {
-		resp.Diagnostics.Append(chartDiag("Cannot resolve the chart version", plan.ID.ValueString(), err))
+		resp.Diagnostics.Append(chartDiag("Cannot fetch the chart", plan.ID.ValueString(), err))
 		return nil, false
 	}
-	meta := &chart.Metadata{Name: resolved.ChartName, Version: resolved.Revision, AppVersion: resolved.AppVersion}
-	if state != nil && state.Chart != nil && sameInlineChart(c, state.Chart) &&
-		state.ChartDigest.ValueString() != "" && (resolved.Revision == "" || resolved.Revision == state.ChartVersion.ValueString()) {
-		// Nothing about the chart changed: the release keeps its archive.
-		plan.ChartDigest = state.ChartDigest
-		spec.ChartDigest = state.ChartDigest.ValueString()
-		meta.Version, meta.AppVersion = state.ChartVersion.ValueString(), state.AppVersion.ValueString()
+	meta, err := chart.ReadMetadata(a.Path)
+	if err != nil {
+		resp.Diagnostics.AddAttributeError(path.Root("chart"), "Cannot read the chart", fmt.Sprintf("helmrelease %s: %v", plan.ID.ValueString(), err))
+		return nil, false
 	}
+	spec.ChartPath, spec.ChartDigest = a.Path, a.Digest
+	plan.ChartDigest = types.StringValue(a.Digest)
 	return meta, true
+}
+
+// inlineArtifact is the archive of an inline chart at the version its
+// constraint resolves to now. The engine plans from the chart itself, so an
+// inline chart is fetched at plan, as source-controller fetches a chart before
+// helm-controller sees it; an archive already in the cache (the one in state,
+// keep, when the constraint still resolves to its version) is not fetched again.
+func (r *helmReleaseResource) inlineArtifact(ctx context.Context, cspec chart.Spec, keep string, state *helmReleaseModel) (*chart.Artifact, error) {
+	e := r.chartEngine()
+	resolved, err := e.Resolve(ctx, cspec)
+	if err != nil {
+		return nil, err
+	}
+	if keep != "" && state != nil && (resolved.Revision == "" || resolved.Revision == state.ChartVersion.ValueString()) {
+		if p, d, ok := e.FindArtifact(resolved.ChartName, state.ChartVersion.ValueString()); ok && d == keep {
+			return &chart.Artifact{ChartName: resolved.ChartName, Path: p, Digest: d}, nil
+		}
+	}
+	if resolved.Revision != "" {
+		if p, d, ok := e.FindArtifact(resolved.ChartName, resolved.Revision); ok {
+			return &chart.Artifact{ChartName: resolved.ChartName, Path: p, Digest: d}, nil
+		}
+	}
+	return e.Build(ctx, cspec, resolved.Version)
 }
 
 // planIdentity fills release_name and storage_namespace, whose plan values
@@ -262,15 +289,7 @@ func (r *helmReleaseResource) planUnknown(m *helmReleaseModel, meta *chart.Metad
 	m.Version = types.Int64Unknown()
 	m.ChartName, m.ChartVersion, m.AppVersion = types.StringUnknown(), types.StringUnknown(), types.StringUnknown()
 	if meta != nil {
-		m.ChartName = types.StringValue(meta.Name)
-		if meta.Version != "" {
-			// An inline chart with values files gets its version's build
-			// metadata at apply; the index's appVersion is a hint only.
-			m.ChartVersion = types.StringValue(meta.Version)
-		}
-		if meta.AppVersion != "" && !m.Chart.inline() {
-			m.AppVersion = types.StringValue(meta.AppVersion)
-		}
+		m.ChartName, m.ChartVersion, m.AppVersion = types.StringValue(meta.Name), types.StringValue(meta.Version), types.StringValue(meta.AppVersion)
 	}
 	if m.ConfigDigest.IsNull() {
 		m.ConfigDigest = types.StringUnknown()
@@ -523,15 +542,18 @@ func (r *helmReleaseResource) buildInlineChart(ctx context.Context, m *helmRelea
 	if diags.HasError() {
 		return false
 	}
-	e := r.chartEngine()
-	resolved, err := e.Resolve(ctx, cspec)
+	var keep string
+	if d := m.ChartDigest; !d.IsUnknown() && !d.IsNull() {
+		keep = d.ValueString()
+	}
+	a, err := r.inlineArtifact(ctx, cspec, keep, m)
 	if err != nil {
-		diags.Append(chartDiag("Cannot resolve the chart version", id, err))
+		diags.Append(chartDiag("Cannot fetch the chart", id, err))
 		return false
 	}
-	a, err := e.Build(ctx, cspec, resolved.Version)
-	if err != nil {
-		diags.Append(chartDiag("Cannot build the chart", id, err))
+	if keep != "" && a.Digest != keep {
+		diags.AddAttributeError(path.Root("chart"), "Chart changed since the plan",
+			fmt.Sprintf("helmrelease %s: planned chart digest %s, fetched %s; plan again", id, keep, a.Digest))
 		return false
 	}
 	spec.ChartPath, spec.ChartDigest = a.Path, a.Digest

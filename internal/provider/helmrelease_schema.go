@@ -340,8 +340,9 @@ func releaseChartBlock() schema.SingleNestedBlock {
 		},
 		"repository": schema.StringAttribute{
 			Optional: true,
-			Description: "Inline chart: Helm repository (`https://...`) or OCI repository (`oci://host/path`), resolved at plan and " +
-				"fetched at apply into the provider's cache, as `stevedore_helmchart_artifact` does.",
+			Description: "Inline chart: Helm repository (`https://...`) or OCI repository (`oci://host/path`). The constraint is " +
+				"resolved and the chart fetched, packaged and verified into the provider's cache at plan (once per version), so the " +
+				"plan shows the chart version and digest apply installs.",
 			Validators: []validator.String{stringvalidator.RegexMatches(regexp.MustCompile(`^(https?|oci)://[^\s]+$`), "must be an http://, https:// or oci:// URL")},
 		},
 		"source_path": opt("Inline chart: a local chart directory."),

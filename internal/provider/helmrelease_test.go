@@ -773,3 +773,67 @@ func TestAccHelmRelease_badInput(t *testing.T) {
 	}
 	accTest(t, resource.TestCase{Steps: ts})
 }
+
+// TestAccHelmRelease_inlineChart: a chart given by its repository is resolved
+// at plan, so a version published later shows in the release's own plan as
+// chart_version "1.0.0" -> "1.1.0", and apply fetches and installs exactly it.
+// Each CLI's run publishes newer versions than the last run did.
+func TestAccHelmRelease_inlineChart(t *testing.T) {
+	ns := testNamespace(t, "hr-inline")
+	repo := startTestRepo(t, testenv.HelmRepoOptions{Username: "u", Password: "p"})
+	cacheDir := t.TempDir()
+	config := providerBlock(fmt.Sprintf("cache_dir = %s\nrepository_cache_ttl = \"0s\"", hcl(cacheDir))) + fmt.Sprintf(`
+resource "stevedore_helmrelease" "podinfo" {
+  name      = "podinfo"
+  namespace = %q
+  chart {
+    repository = %s
+    chart      = "podinfo"
+    version    = "1.x"
+    username   = "u"
+    password   = "p"
+  }
+}
+`, ns, hcl(repo.URL()))
+	minor := 0
+	want := &dynamic{}
+	publishNext := func() {
+		v := fmt.Sprintf("1.%d.0", minor)
+		minor++
+		if err := repo.PublishDir(podinfoSrc(), v); err != nil {
+			t.Error(err)
+		}
+		want.set(v)
+	}
+	accTest(t, resource.TestCase{
+		Steps: []resource.TestStep{
+			{
+				PreConfig: publishNext,
+				Config:    config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionCreate),
+					plancheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("chart_version"), want.check()),
+					plancheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("chart_name"), knownvalue.StringExact("podinfo")),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("chart_version"), want.check()),
+					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("chart_digest"), knownvalue.StringRegexp(regexp.MustCompile(`^sha256:`))),
+				},
+			},
+			{
+				PreConfig: publishNext,
+				Config:    config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionUpdate),
+					plancheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("chart_version"), want.check()),
+					// Fetched at plan: the digest apply installs is known.
+					plancheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("chart_digest"), knownvalue.StringRegexp(regexp.MustCompile(`^sha256:`))),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("chart_version"), want.check()),
+					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(2)),
+				},
+			},
+		},
+	})
+}

@@ -56,6 +56,12 @@ func (e *Engine) Plan(ctx context.Context, spec *Spec, prev *Status) (*Plan, err
 	case err != nil:
 		return nil, objectError(spec, err)
 	}
+	if act == ActionNone {
+		// In sync (or drifted in warn mode, which the provider reports from
+		// the drift itself): nothing to explain. A Reason with ActionNone
+		// means apply would stop, as above.
+		reason = ""
+	}
 	p.Action, p.Reason = act, reason
 	return p, nil
 }

@@ -60,7 +60,7 @@ func TestReconcile_installUpgradeNoop(t *testing.T) {
 	}
 
 	// A second apply changes nothing.
-	if p, err := e.Plan(ctx, spec, st); err != nil || p.Action != ActionNone {
+	if p, err := e.Plan(ctx, spec, st); err != nil || p.Action != ActionNone || p.Reason != "" {
 		t.Fatalf("plan in sync = %+v, %v", p, err)
 	}
 	st2, err := e.Reconcile(ctx, spec, st)

@@ -126,7 +126,7 @@ func (r *request) reconcile(ctx context.Context) error {
 			}
 			if act == ActionNone {
 				if s.kind == stateInSync {
-					r.inSync()
+					r.inSync(s.rls)
 				}
 				return nil
 			}
@@ -167,7 +167,7 @@ func (r *request) reconcile(ctx context.Context) error {
 				return r.withCause(&exhaustedError{rem.action, rem.failures, rem.retries})
 			}
 			if rem != nil && rem.retries < 0 && !r.mayRetry(ctx, start) {
-				return r.withCause(fmt.Errorf("%s failed %d time(s) in this apply; retries are unlimited and the next apply goes on",
+				return r.withCause(fmt.Errorf("%s failed %d time(s); retries are unlimited, the next apply tries again",
 					rem.action, rem.failures))
 			}
 			break
@@ -219,7 +219,7 @@ func (r *request) stuck(act Action, s releaseState, reason string) error {
 // inSync is helm-controller's bookkeeping for a release in sync: the history
 // shrinks to what a rollback could need, and a remediation that left the
 // release as desired counts as a successful release.
-func (r *request) inSync() {
+func (r *request) inSync(rls *helmrelease.Release) {
 	ignore := r.spec.Test.IgnoreFailures
 	if rem := activeRemediation(r.spec, r.st, nil); rem != nil {
 		ignore = rem.ignoreTests
@@ -231,7 +231,19 @@ func (r *request) inSync() {
 		setCondition(r.st, CondReleased, "True", ReasonUpgradeSucceeded, fmt.Sprintf(fmtUpgradeSuccess, cur.fullName(), cur.chartRef()))
 	}
 	if r.spec.Test.Enable && getCondition(r.st, CondTestSuccess) == nil {
-		r.markAwaitingTests()
+		// Tests were just enabled on a tested release (or state lost the
+		// condition): say what storage knows of their results.
+		cur := latest(r.st.History)
+		hooks, _ := testResults(rls, r.spec.Test.Filters)
+		switch {
+		case hasFailedHook(hooks):
+			setCondition(r.st, CondTestSuccess, "False", ReasonTestFailed, fmt.Sprintf(fmtTestFailure, cur.fullName(), cur.chartRef(), "a test hook failed"))
+		case len(hooks) == 0:
+			setCondition(r.st, CondTestSuccess, "True", ReasonTestSucceeded, fmt.Sprintf(fmtTestSuccess, cur.fullName(), cur.chartRef(), "no test hooks"))
+		default:
+			setCondition(r.st, CondTestSuccess, "True", ReasonTestSucceeded,
+				fmt.Sprintf(fmtTestSuccess, cur.fullName(), cur.chartRef(), fmt.Sprintf("%d test hook(s) completed successfully", len(hooks))))
+		}
 	}
 	summarize(r.st, r.spec)
 }

@@ -333,6 +333,8 @@ type Plan struct {
 	// Action is the first action apply would take; ActionNone when the
 	// release is in sync.
 	Action Action
-	// Reason says why, in a sentence, for the plan's diagnostics.
+	// Reason says why, in a sentence, for the plan's diagnostics. With
+	// ActionNone it is empty, unless apply would stop at once (remediation
+	// retries exhausted), which it then explains.
 	Reason string
 }
