@@ -558,7 +558,8 @@ func historyValue(h []release.Snapshot) types.List {
 			"version": types.Int64Value(int64(s.Version)), "status": types.StringValue(s.Status),
 			"chart_name": types.StringValue(s.ChartName), "chart_version": types.StringValue(s.ChartVersion),
 			"app_version": types.StringValue(s.AppVersion), "config_digest": types.StringValue(s.ConfigDigest),
-			"digest": types.StringValue(s.Digest), "first_deployed": timeValue(s.FirstDeployed),
+			"chart_digest": types.StringValue(s.ChartDigest),
+			"digest":       types.StringValue(s.Digest), "first_deployed": timeValue(s.FirstDeployed),
 			"last_deployed": timeValue(s.LastDeployed), "deleted": timeValue(s.Deleted),
 			"test_hooks": types.ListValueMust(testHookType, hooks),
 		}))
@@ -585,6 +586,7 @@ func historyFrom(ctx context.Context, l types.List) ([]release.Snapshot, diag.Di
 		ChartVersion  types.String `tfsdk:"chart_version"`
 		AppVersion    types.String `tfsdk:"app_version"`
 		ConfigDigest  types.String `tfsdk:"config_digest"`
+		ChartDigest   types.String `tfsdk:"chart_digest"`
 		Digest        types.String `tfsdk:"digest"`
 		FirstDeployed types.String `tfsdk:"first_deployed"`
 		LastDeployed  types.String `tfsdk:"last_deployed"`
@@ -597,7 +599,8 @@ func historyFrom(ctx context.Context, l types.List) ([]release.Snapshot, diag.Di
 		s := release.Snapshot{
 			Name: r.Name.ValueString(), Namespace: r.Namespace.ValueString(), Version: int(r.Version.ValueInt64()),
 			Status: r.Status.ValueString(), ChartName: r.ChartName.ValueString(), ChartVersion: r.ChartVersion.ValueString(),
-			AppVersion: r.AppVersion.ValueString(), ConfigDigest: r.ConfigDigest.ValueString(), Digest: r.Digest.ValueString(),
+			AppVersion: r.AppVersion.ValueString(), ConfigDigest: r.ConfigDigest.ValueString(), ChartDigest: r.ChartDigest.ValueString(),
+			Digest:        r.Digest.ValueString(),
 			FirstDeployed: parseTime(r.FirstDeployed), LastDeployed: parseTime(r.LastDeployed), Deleted: parseTime(r.Deleted),
 		}
 		for _, h := range r.TestHooks {

@@ -22,7 +22,7 @@ var (
 	snapshotType = types.ObjectType{AttrTypes: map[string]attr.Type{
 		"name": types.StringType, "namespace": types.StringType, "version": types.Int64Type, "status": types.StringType,
 		"chart_name": types.StringType, "chart_version": types.StringType, "app_version": types.StringType,
-		"config_digest": types.StringType, "digest": types.StringType,
+		"config_digest": types.StringType, "chart_digest": types.StringType, "digest": types.StringType,
 		"first_deployed": types.StringType, "last_deployed": types.StringType, "deleted": types.StringType,
 		"test_hooks": types.ListType{ElemType: testHookType},
 	}}

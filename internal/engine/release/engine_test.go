@@ -183,8 +183,12 @@ func TestReconcile_installRetriesThenConverges(t *testing.T) {
 		t.Fatalf("apply when exhausted: failures %d v%d, %v", st2.InstallFailures, st2.Version, err)
 	}
 
-	// Fixed values: counters reset, the failed release is upgraded.
-	spec.Values = map[string]any{"broken": false}
+	// A fixed chart (same values): counters reset, the failed release is
+	// upgraded.
+	spec.ChartPath, spec.ChartDigest = writeChart(t, "0.2.0", map[string]string{
+		"Chart.yaml":        "apiVersion: v2\nname: breakable\nversion: 0.2.0\n",
+		"templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\ndata:\n  v: fixed\n",
+	})
 	st3, err := e.Reconcile(ctx, spec, st2)
 	if err != nil {
 		t.Fatal(err)

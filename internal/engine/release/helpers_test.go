@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -148,18 +149,7 @@ func wantCondition(t *testing.T, st *Status, typ, status, reason string) {
 func historyOf(st *Status) string {
 	var parts []string
 	for _, s := range st.History {
-		parts = append(parts, s.Name+".v"+itoa(s.Version)+":"+s.Status)
+		parts = append(parts, s.Name+".v"+strconv.Itoa(s.Version)+":"+s.Status)
 	}
 	return strings.Join(parts, " ")
-}
-
-func itoa(i int) string {
-	if i == 0 {
-		return "0"
-	}
-	var b []byte
-	for ; i > 0; i /= 10 {
-		b = append([]byte{byte('0' + i%10)}, b...)
-	}
-	return string(b)
 }

@@ -20,8 +20,13 @@ import (
 // as YAML with keys sorted recursively, fluxcd/pkg/chartutil's DigestValues
 // with the canonical algorithm, so that ours equals helm-controller's for the
 // same values. Empty and nil values digest the empty string.
+//
+// The values pass through JSON first, as helm-controller's always have (a
+// HelmRelease's values and Helm's stored config are JSON): numbers become
+// float64, so that 1000000 digests the same whether it came from
+// configuration as an int or from Helm storage as a float64.
 func DigestValues(values map[string]any) string {
-	return fluxchartutil.DigestValues(digest.Canonical, values).String()
+	return fluxchartutil.DigestValues(digest.Canonical, normalizeValues(values)).String()
 }
 
 // composeValues reads the values_from objects and merges them with the inline

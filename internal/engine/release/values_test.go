@@ -24,6 +24,10 @@ func TestDigestValues(t *testing.T) {
 			t.Errorf("%s: DigestValues = %s, want %s", tc.name, got, tc.want)
 		}
 	}
+	// Numbers digest alike whatever their Go type.
+	if DigestValues(map[string]any{"n": 1000000}) != DigestValues(map[string]any{"n": float64(1000000)}) {
+		t.Error("int and float64 of the same number digest differently")
+	}
 }
 
 func TestDeepCopyValues(t *testing.T) {
