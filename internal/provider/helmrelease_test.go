@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	tfjson "github.com/hashicorp/terraform-json"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -22,6 +23,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	helmrelease "helm.sh/helm/v3/pkg/release"
@@ -836,4 +838,128 @@ resource "stevedore_helmrelease" "podinfo" {
 			},
 		},
 	})
+}
+
+// TestAccHelmRelease_crdPolicies: install creates the chart's CRDs (crds/);
+// an upgrade with the default policy (Skip) leaves a changed CRD as it is, and
+// upgrade.crds = "CreateReplace" really updates it. The CRD is cluster-scoped
+// and outlives the release (Helm never deletes CRDs), so each run starts by
+// removing it.
+func TestAccHelmRelease_crdPolicies(t *testing.T) {
+	ns := testNamespace(t, "hr-crds")
+	cacheDir := t.TempDir()
+	const group = "crdpolicy.stevedore.dev"
+	crdName := "widgets." + group
+	chartDir := filepath.Join(t.TempDir(), "crds")
+	if err := os.CopyFS(chartDir, os.DirFS(filepath.Join(testenv.ChartsDir(), "crds"))); err != nil {
+		t.Fatal(err)
+	}
+	// writeChart sets the chart's version and its CRD, with shortNames when
+	// short is set, so that an update of the CRD can be seen in the cluster.
+	writeChart := func(version, short string) {
+		setChartVersion(t, chartDir, version)
+		crd, err := os.ReadFile(filepath.Join(testenv.ChartsDir(), "crds", "crds", "widgets.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := strings.ReplaceAll(string(crd), "stevedore.dev", group)
+		if short != "" {
+			out = strings.Replace(out, "    singular: widget\n", "    singular: widget\n    shortNames: ["+short+"]\n", 1)
+		}
+		if err := os.WriteFile(filepath.Join(chartDir, "crds", "widgets.yaml"), []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		tpl := strings.ReplaceAll(mustRead(t, filepath.Join(testenv.ChartsDir(), "crds", "templates", "widget.yaml")), "stevedore.dev/v1", group+"/v1")
+		if err := os.WriteFile(filepath.Join(chartDir, "templates", "widget.yaml"), []byte(tpl), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	c := testClient(t)
+	crd := func() (*unstructured.Unstructured, error) {
+		u := &unstructured.Unstructured{}
+		u.SetAPIVersion("apiextensions.k8s.io/v1")
+		u.SetKind("CustomResourceDefinition")
+		return u, c.Get(ctx, client.ObjectKey{Name: crdName}, u)
+	}
+	removeCRD := func() {
+		u, err := crd()
+		if apierrors.IsNotFound(err) {
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Delete(ctx, u); err != nil && !apierrors.IsNotFound(err) {
+			t.Fatal(err)
+		}
+		for i := 0; i < 300; i++ {
+			if _, err := crd(); apierrors.IsNotFound(err) {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		t.Fatalf("CRD %s was not deleted", crdName)
+	}
+	shortNames := func(want ...string) resource.TestCheckFunc {
+		return func(*terraform.State) error {
+			u, err := crd()
+			if err != nil {
+				return fmt.Errorf("CRD %s: %w", crdName, err)
+			}
+			got, _, _ := unstructured.NestedStringSlice(u.Object, "spec", "names", "shortNames")
+			if !slices.Equal(got, want) {
+				return fmt.Errorf("CRD %s shortNames %v, want %v", crdName, got, want)
+			}
+			return nil
+		}
+	}
+	widget := func(size string) resource.TestCheckFunc {
+		return func(*terraform.State) error {
+			u := &unstructured.Unstructured{}
+			u.SetAPIVersion(group + "/v1")
+			u.SetKind("Widget")
+			if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "podinfo"}, u); err != nil {
+				return fmt.Errorf("widget %s/podinfo: %w", ns, err)
+			}
+			if got, _, _ := unstructured.NestedString(u.Object, "spec", "size"); got != size {
+				return fmt.Errorf("widget size %q, want %q", got, size)
+			}
+			return nil
+		}
+	}
+	accTest(t, resource.TestCase{
+		Steps: []resource.TestStep{
+			{
+				// Install (default policy Create): the CRD and an instance of it.
+				PreConfig: func() { removeCRD(); writeChart("0.1.0", "") },
+				Config:    releaseConfig(cacheDir, chartDir, ns, `values = { size = "s" }`),
+				Check:     resource.ComposeTestCheckFunc(shortNames(), widget("s")),
+			},
+			{
+				// Upgrade with the default policy (Skip): the CRD stays as it was.
+				PreConfig: func() { writeChart("0.2.0", "wd") },
+				Config:    releaseConfig(cacheDir, chartDir, ns, `values = { size = "m" }`),
+				Check:     resource.ComposeTestCheckFunc(shortNames(), widget("m")),
+			},
+			{
+				// CreateReplace updates it.
+				PreConfig: func() { writeChart("0.3.0", "wd") },
+				Config: releaseConfig(cacheDir, chartDir, ns, `values = { size = "l" }
+  upgrade {
+    crds = "CreateReplace"
+  }`),
+				Check: resource.ComposeTestCheckFunc(shortNames("wd"), widget("l")),
+			},
+		},
+	})
+}
+
+func mustRead(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
