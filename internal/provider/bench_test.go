@@ -36,20 +36,36 @@ func tofu(b *testing.B, dir, rc string, args ...string) int {
 	return 0
 }
 
+// providerBinary is the provider that make build wrote into ./bin.
+func providerBinary(b *testing.B) string {
+	b.Helper()
+	bin := filepath.Join(testenv.BinDir(), "terraform-provider-stevedore")
+	if _, err := os.Stat(bin); err != nil {
+		b.Fatalf("%s: run make build first", bin)
+	}
+	return bin
+}
+
+// writeDevOverride writes, into dir, a CLI configuration that takes the
+// provider from providerDir, and returns its path.
+func writeDevOverride(b *testing.B, dir, providerDir string) string {
+	b.Helper()
+	rc := filepath.Join(dir, "tofurc")
+	cfg := fmt.Sprintf("provider_installation {\n  dev_overrides {\n    \"stevedore-dev/stevedore\" = %q\n  }\n  direct {}\n}\n", providerDir)
+	if err := os.WriteFile(rc, []byte(cfg), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	return rc
+}
+
 // BenchmarkTofuPlanResourceSet500 times a whole `tofu plan` (refresh with drift
 // detection, and plan-time rendering) of a 500-object set that is up to date:
 // what a CI pipeline pays on every run. Needs `make build` (make bench does it).
 func BenchmarkTofuPlanResourceSet500(b *testing.B) {
 	env := testenv.Need(b)
-	providerBin := filepath.Join(testenv.BinDir(), "terraform-provider-stevedore")
-	if _, err := os.Stat(providerBin); err != nil {
-		b.Fatalf("%s: run make build first", providerBin)
-	}
+	providerBinary(b)
 	dir := b.TempDir()
-	rc := filepath.Join(dir, "tofurc")
-	if err := os.WriteFile(rc, []byte(fmt.Sprintf("provider_installation {\n  dev_overrides {\n    \"stevedore-dev/stevedore\" = %q\n  }\n  direct {}\n}\n", testenv.BinDir())), 0o600); err != nil {
-		b.Fatal(err)
-	}
+	rc := writeDevOverride(b, dir, testenv.BinDir())
 	cfg := fmt.Sprintf(`
 terraform {
   required_providers {

@@ -28,8 +28,11 @@ var (
 	_ resource.ResourceWithValidateConfig = (*helmChartArtifactResource)(nil)
 )
 
-type helmChartArtifactModel struct {
-	ID                       types.String `tfsdk:"id"`
+// chartSourceModel is where a chart comes from and how it is fetched: the
+// configuration of stevedore_helmchart_artifact, and of an inline chart block
+// of stevedore_helmrelease. Both models embed it, so that one conversion into
+// a chart spec and one comparison serve both.
+type chartSourceModel struct {
 	Repository               types.String `tfsdk:"repository"`
 	SourcePath               types.String `tfsdk:"source_path"`
 	Chart                    types.String `tfsdk:"chart"`
@@ -46,6 +49,49 @@ type helmChartArtifactModel struct {
 	Insecure                 types.Bool   `tfsdk:"insecure"`
 	PassCredentials          types.Bool   `tfsdk:"pass_credentials"`
 	Verify                   *verifyModel `tfsdk:"verify"`
+}
+
+// nullChartSource is a chart source with every attribute null.
+func nullChartSource() chartSourceModel {
+	return chartSourceModel{
+		Repository: types.StringNull(), SourcePath: types.StringNull(), Chart: types.StringNull(), Version: types.StringNull(),
+		ValuesFiles: types.ListNull(types.StringType), IgnoreMissingValuesFiles: types.BoolNull(),
+		ReconcileStrategy: types.StringNull(), Username: types.StringNull(), Password: types.StringNull(),
+		CAPEM: types.StringNull(), CertPEM: types.StringNull(), KeyPEM: types.StringNull(),
+		InsecureSkipTLSVerify: types.BoolNull(), Insecure: types.BoolNull(), PassCredentials: types.BoolNull(),
+	}
+}
+
+// values are the source's attributes, verify's included, in a fixed order.
+func (s *chartSourceModel) values() []attr.Value {
+	vals := []attr.Value{s.Repository, s.SourcePath, s.Chart, s.Version, s.ValuesFiles, s.IgnoreMissingValuesFiles,
+		s.ReconcileStrategy, s.Username, s.Password, s.CAPEM, s.CertPEM, s.KeyPEM, s.InsecureSkipTLSVerify, s.Insecure, s.PassCredentials}
+	if v := s.Verify; v != nil {
+		vals = append(vals, v.Provider, v.PublicKeys)
+		for _, id := range v.MatchOIDCIdentity {
+			vals = append(vals, id.Issuer, id.Subject)
+		}
+	}
+	return vals
+}
+
+// changedFrom reports whether any configured attribute differs from other's.
+func (s *chartSourceModel) changedFrom(other *chartSourceModel) bool {
+	a, b := s.values(), other.values()
+	if (s.Verify == nil) != (other.Verify == nil) || len(a) != len(b) {
+		return true
+	}
+	for i := range a {
+		if !a[i].Equal(b[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+type helmChartArtifactModel struct {
+	ID types.String `tfsdk:"id"`
+	chartSourceModel
 
 	ChartName           types.String `tfsdk:"chart_name"`
 	ChartVersion        types.String `tfsdk:"chart_version"`
@@ -128,17 +174,9 @@ func (r *helmChartArtifactResource) ValidateConfig(ctx context.Context, req reso
 
 // specFrom builds the engine spec of a configuration; ok is false when a
 // value it needs is unknown.
-func (r *helmChartArtifactResource) specFrom(ctx context.Context, m *helmChartArtifactModel) (chart.Spec, bool, diag.Diagnostics) {
+func (r *helmChartArtifactResource) specFrom(ctx context.Context, m *chartSourceModel) (chart.Spec, bool, diag.Diagnostics) {
 	var diags diag.Diagnostics
-	vals := []attr.Value{m.Repository, m.SourcePath, m.Chart, m.Version, m.ValuesFiles, m.IgnoreMissingValuesFiles,
-		m.ReconcileStrategy, m.Username, m.Password, m.CAPEM, m.CertPEM, m.KeyPEM, m.InsecureSkipTLSVerify, m.Insecure, m.PassCredentials}
-	if v := m.Verify; v != nil {
-		vals = append(vals, v.Provider, v.PublicKeys)
-		for _, id := range v.MatchOIDCIdentity {
-			vals = append(vals, id.Issuer, id.Subject)
-		}
-	}
-	for _, v := range vals {
+	for _, v := range m.values() {
 		if v.IsUnknown() {
 			return chart.Spec{}, false, nil
 		}
@@ -251,7 +289,7 @@ func (r *helmChartArtifactResource) ModifyPlan(ctx context.Context, req resource
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	spec, known, diags := r.specFrom(ctx, &plan)
+	spec, known, diags := r.specFrom(ctx, &plan.chartSourceModel)
 	resp.Diagnostics.Append(diags...)
 	if !known || resp.Diagnostics.HasError() {
 		return
@@ -272,7 +310,7 @@ func (r *helmChartArtifactResource) ModifyPlan(ctx context.Context, req resource
 		}
 	}
 
-	if state != nil && !inputsChanged(&plan, state) &&
+	if state != nil && !plan.changedFrom(&state.chartSourceModel) &&
 		state.ChartVersion.ValueString() == resolved.Version &&
 		(spec.SourcePath == "" || state.Revision.ValueString() == resolved.Revision) &&
 		e.Present(state.Path.ValueString(), state.Digest.ValueString()) {
@@ -303,39 +341,6 @@ func (r *helmChartArtifactResource) ModifyPlan(ctx context.Context, req resource
 	plan.ObservedValuesFiles = types.ListUnknown(types.StringType)
 	plan.Verified = types.BoolUnknown()
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
-}
-
-// inputsChanged reports whether any configured attribute differs between
-// plan and state.
-func inputsChanged(plan, state *helmChartArtifactModel) bool {
-	pairs := [][2]attr.Value{
-		{plan.Repository, state.Repository}, {plan.SourcePath, state.SourcePath}, {plan.Chart, state.Chart},
-		{plan.Version, state.Version}, {plan.ValuesFiles, state.ValuesFiles},
-		{plan.IgnoreMissingValuesFiles, state.IgnoreMissingValuesFiles}, {plan.ReconcileStrategy, state.ReconcileStrategy},
-		{plan.Username, state.Username}, {plan.Password, state.Password}, {plan.CAPEM, state.CAPEM},
-		{plan.CertPEM, state.CertPEM}, {plan.KeyPEM, state.KeyPEM}, {plan.InsecureSkipTLSVerify, state.InsecureSkipTLSVerify},
-		{plan.Insecure, state.Insecure}, {plan.PassCredentials, state.PassCredentials},
-	}
-	for _, p := range pairs {
-		if !p[0].Equal(p[1]) {
-			return true
-		}
-	}
-	if (plan.Verify == nil) != (state.Verify == nil) {
-		return true
-	}
-	if plan.Verify != nil {
-		pv, sv := plan.Verify, state.Verify
-		if !pv.Provider.Equal(sv.Provider) || !pv.PublicKeys.Equal(sv.PublicKeys) || len(pv.MatchOIDCIdentity) != len(sv.MatchOIDCIdentity) {
-			return true
-		}
-		for i := range pv.MatchOIDCIdentity {
-			if !pv.MatchOIDCIdentity[i].Issuer.Equal(sv.MatchOIDCIdentity[i].Issuer) || !pv.MatchOIDCIdentity[i].Subject.Equal(sv.MatchOIDCIdentity[i].Subject) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 func (m *helmChartArtifactModel) copyComputed(from *helmChartArtifactModel) {
@@ -375,7 +380,7 @@ func (r *helmChartArtifactResource) build(ctx context.Context, m *helmChartArtif
 		diags.AddError("Provider not configured", "the provider configuration is not known yet")
 		return
 	}
-	spec, known, d := r.specFrom(ctx, m)
+	spec, known, d := r.specFrom(ctx, &m.chartSourceModel)
 	diags.Append(d...)
 	if diags.HasError() {
 		return
@@ -450,7 +455,7 @@ func (r *helmChartArtifactResource) Read(ctx context.Context, req resource.ReadR
 	if e.Present(m.Path.ValueString(), m.Digest.ValueString()) {
 		return
 	}
-	spec, known, diags := r.specFrom(ctx, &m)
+	spec, known, diags := r.specFrom(ctx, &m.chartSourceModel)
 	resp.Diagnostics.Append(diags...)
 	if !known || resp.Diagnostics.HasError() || m.ChartVersion.ValueString() == "" {
 		return

@@ -526,7 +526,7 @@ func (r *helmReleaseResource) chartEngine() *chart.Engine {
 // inlineChartSpec is the chart engine's spec of an inline chart, with the
 // provider's registries, exactly as the artifact resource builds it.
 func (r *helmReleaseResource) inlineChartSpec(ctx context.Context, c *releaseChartModel) (chart.Spec, bool, diag.Diagnostics) {
-	return (&helmChartArtifactResource{data: r.data}).specFrom(ctx, c.artifactModel())
+	return (&helmChartArtifactResource{data: r.data}).specFrom(ctx, &c.chartSourceModel)
 }
 
 // buildInlineChart fetches, packages and verifies an inline chart into the
@@ -571,8 +571,7 @@ func chartDiag(summary, id string, err error) diag.Diagnostic {
 
 // sameInlineChart reports whether two inline charts have the same source.
 func sameInlineChart(a, b *releaseChartModel) bool {
-	x, y := a.artifactModel(), b.artifactModel()
-	return !inputsChanged(x, y)
+	return !a.changedFrom(&b.chartSourceModel)
 }
 
 // driftSummary says which objects drifted, for warnings.

@@ -27,10 +27,7 @@ func BenchmarkTofuPlanHelmReleases(b *testing.B) {
 
 func benchReleases(b *testing.B, n int) {
 	env := testenv.Need(b)
-	providerBin := filepath.Join(testenv.BinDir(), "terraform-provider-stevedore")
-	if _, err := os.Stat(providerBin); err != nil {
-		b.Fatalf("%s: run make build first", providerBin)
-	}
+	providerBin := providerBinary(b)
 	dir := b.TempDir()
 	// The dev override points at a wrapper that records the provider's peak
 	// RSS in mem.log, one line per provider process.
@@ -46,10 +43,7 @@ func benchReleases(b *testing.B, n int) {
 	if err := os.WriteFile(filepath.Join(wrapDir, "terraform-provider-stevedore"), []byte(wrapper), 0o755); err != nil {
 		b.Fatal(err)
 	}
-	rc := filepath.Join(dir, "tofurc")
-	if err := os.WriteFile(rc, []byte(fmt.Sprintf("provider_installation {\n  dev_overrides {\n    \"stevedore-dev/stevedore\" = %q\n  }\n  direct {}\n}\n", wrapDir)), 0o600); err != nil {
-		b.Fatal(err)
-	}
+	rc := writeDevOverride(b, dir, wrapDir)
 	ns := fmt.Sprintf("bench-hr-%d", n)
 	cfg := fmt.Sprintf(`
 terraform {

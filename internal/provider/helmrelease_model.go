@@ -64,50 +64,18 @@ type releaseChartModel struct {
 	Digest types.String `tfsdk:"digest"`
 
 	// An inline chart: the source attributes of stevedore_helmchart_artifact.
-	Repository               types.String `tfsdk:"repository"`
-	SourcePath               types.String `tfsdk:"source_path"`
-	Chart                    types.String `tfsdk:"chart"`
-	Version                  types.String `tfsdk:"version"`
-	ValuesFiles              types.List   `tfsdk:"values_files"`
-	IgnoreMissingValuesFiles types.Bool   `tfsdk:"ignore_missing_values_files"`
-	ReconcileStrategy        types.String `tfsdk:"reconcile_strategy"`
-	Username                 types.String `tfsdk:"username"`
-	Password                 types.String `tfsdk:"password"`
-	CAPEM                    types.String `tfsdk:"ca_pem"`
-	CertPEM                  types.String `tfsdk:"cert_pem"`
-	KeyPEM                   types.String `tfsdk:"key_pem"`
-	InsecureSkipTLSVerify    types.Bool   `tfsdk:"insecure_skip_tls_verify"`
-	Insecure                 types.Bool   `tfsdk:"insecure"`
-	PassCredentials          types.Bool   `tfsdk:"pass_credentials"`
-	Verify                   *verifyModel `tfsdk:"verify"`
+	chartSourceModel
 }
 
 // nullReleaseChart is a chart block with every attribute null.
 func nullReleaseChart() *releaseChartModel {
-	return &releaseChartModel{
-		Path: types.StringNull(), Digest: types.StringNull(), Repository: types.StringNull(), SourcePath: types.StringNull(),
-		Chart: types.StringNull(), Version: types.StringNull(), ValuesFiles: types.ListNull(types.StringType),
-		IgnoreMissingValuesFiles: types.BoolNull(), ReconcileStrategy: types.StringNull(), Username: types.StringNull(),
-		Password: types.StringNull(), CAPEM: types.StringNull(), CertPEM: types.StringNull(), KeyPEM: types.StringNull(),
-		InsecureSkipTLSVerify: types.BoolNull(), Insecure: types.BoolNull(), PassCredentials: types.BoolNull(),
-	}
+	return &releaseChartModel{Path: types.StringNull(), Digest: types.StringNull(), chartSourceModel: nullChartSource()}
 }
 
 // inline reports whether the chart is given by its source rather than by an
 // artifact's path and digest.
 func (c *releaseChartModel) inline() bool {
 	return c != nil && (!c.Repository.IsNull() || !c.SourcePath.IsNull())
-}
-
-// artifactModel is the inline chart as the artifact resource's model, whose
-// conversion into a chart spec (with the provider's registries) it reuses.
-func (c *releaseChartModel) artifactModel() *helmChartArtifactModel {
-	return &helmChartArtifactModel{
-		Repository: c.Repository, SourcePath: c.SourcePath, Chart: c.Chart, Version: c.Version,
-		ValuesFiles: c.ValuesFiles, IgnoreMissingValuesFiles: c.IgnoreMissingValuesFiles, ReconcileStrategy: c.ReconcileStrategy,
-		Username: c.Username, Password: c.Password, CAPEM: c.CAPEM, CertPEM: c.CertPEM, KeyPEM: c.KeyPEM,
-		InsecureSkipTLSVerify: c.InsecureSkipTLSVerify, Insecure: c.Insecure, PassCredentials: c.PassCredentials, Verify: c.Verify,
-	}
 }
 
 type valuesReferenceModel struct {
