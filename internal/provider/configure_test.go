@@ -42,7 +42,7 @@ func configure(t *testing.T, attrs map[string]any) []*tfprotov6.Diagnostic {
 	return resp.Diagnostics
 }
 
-func valueOf(t *testing.T, typ tftypes.Type, v any) tftypes.Value {
+func valueOf(t testing.TB, typ tftypes.Type, v any) tftypes.Value {
 	t.Helper()
 	if v == nil {
 		return tftypes.NewValue(typ, nil)
@@ -74,7 +74,7 @@ func valueOf(t *testing.T, typ tftypes.Type, v any) tftypes.Value {
 	}
 }
 
-func writeKubeconfig(t *testing.T) string {
+func writeKubeconfig(t testing.TB) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "kubeconfig")
 	const cfg = `apiVersion: v1

@@ -29,7 +29,7 @@ const artifactAddr = "stevedore_helmchart_artifact.podinfo"
 
 func podinfoSrc() string { return filepath.Join(testenv.ChartsDir(), "podinfo") }
 
-func startTestRepo(t *testing.T, opts testenv.HelmRepoOptions, versions ...string) *testenv.HelmRepo {
+func startTestRepo(t testing.TB, opts testenv.HelmRepoOptions, versions ...string) *testenv.HelmRepo {
 	t.Helper()
 	r, err := testenv.StartHelmRepo(opts)
 	if err != nil {
