@@ -2,7 +2,9 @@ package kube
 
 import (
 	"context"
+	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -11,7 +13,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/yaml"
 
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
@@ -355,6 +359,63 @@ spec:
 	if len(drift) != 0 {
 		t.Fatalf("replicas owned by another manager reported as drift: %s", dump(drift))
 	}
+}
+
+// A write by someone else between drift detection's read of an object and its
+// dry-run (a controller annotating it) is not drift: the diff is done again
+// on a consistent pair. The write is made from inside the first dry-run
+// request, so the race happens every time.
+func TestDrift_writeBetweenReadAndDryRunIsNotDrift(t *testing.T) {
+	ctx := ctxFor(t)
+	m, err := newFactory(t).Manager()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const cm = `
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: raced
+  namespace: default
+data: {k: v}
+`
+	if _, err := m.ApplyStaged(ctx, mustObjects(t, cm), ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	real := m.Client()
+	var dryRuns atomic.Int32
+	m.client = interceptor.NewClient(noWatch{real}, interceptor.Funcs{
+		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			if dryRuns.Add(1) == 1 {
+				other := &unstructured.Unstructured{}
+				if err := yaml.Unmarshal([]byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"raced","namespace":"default","annotations":{"controller.example/seen":"yes"}}}`), &other.Object); err != nil {
+					return err
+				}
+				if err := c.Patch(ctx, other, client.Apply, client.FieldOwner("some-controller")); err != nil {
+					return err
+				}
+			}
+			return c.Patch(ctx, obj, patch, opts...)
+		},
+	})
+	drift, err := m.Drift(ctx, mustObjects(t, cm), DriftOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(drift) != 0 {
+		t.Fatalf("a write between read and dry-run reported as drift: %s", dump(drift))
+	}
+	if n := dryRuns.Load(); n != 2 {
+		t.Fatalf("%d dry-runs, want 2: the first raced, the second was consistent", n)
+	}
+}
+
+// noWatch makes the manager's client a client.WithWatch, which the
+// interceptor wraps; drift detection never watches.
+type noWatch struct{ client.Client }
+
+func (noWatch) Watch(context.Context, client.ObjectList, ...client.ListOption) (watch.Interface, error) {
+	return nil, errors.New("watch is not used by drift detection")
 }
 
 // Delete removes only objects carrying the inclusion labels, and objects that

@@ -228,6 +228,33 @@ type Change struct {
 	To   string
 }
 
+// consistentDiff is jsondiff.Unstructured, which reads the object and then
+// dry-runs the apply, done again while the object changed between the two:
+// a controller writing it in between (the deployment controller bumping its
+// revision annotation after an image change, say) would otherwise show up as
+// drift in fields nobody of ours touched. The object is read once more only
+// when it drifted; an unchanged resourceVersion means no write came between
+// the first read and that one, so none between the read and the dry-run.
+func (m *Manager) consistentDiff(ctx context.Context, obj *unstructured.Unstructured, opts ...jsondiff.ResourceOption) (*jsondiff.Diff, error) {
+	const attempts = 3
+	for i := 1; ; i++ {
+		d, err := jsondiff.Unstructured(ctx, m.client, obj, opts...)
+		if err != nil || d.Type != jsondiff.DiffTypeUpdate || d.ClusterObject == nil || i == attempts {
+			return d, err
+		}
+		now := &unstructured.Unstructured{}
+		now.SetGroupVersionKind(obj.GroupVersionKind())
+		if err := m.client.Get(ctx, client.ObjectKeyFromObject(obj), now); err != nil {
+			// Gone or unreadable now: the diff stands, and the next
+			// refresh sees what happened.
+			return d, nil
+		}
+		if now.GetResourceVersion() == d.ClusterObject.GetResourceVersion() {
+			return d, nil
+		}
+	}
+}
+
 // Drift dry-runs a server-side apply of every desired object with our field
 // manager and reports the objects whose live state differs. Fields set by other
 // managers (an HPA's replicas, a webhook's defaults) are not drift, because the
@@ -264,7 +291,7 @@ func (m *Manager) Drift(ctx context.Context, desired []*unstructured.Unstructure
 			}
 		}
 		g.Go(func() error {
-			d, err := jsondiff.Unstructured(gctx, m.client, obj, append(base[:len(base):len(base)], ignore)...)
+			d, err := m.consistentDiff(gctx, obj, append(base[:len(base):len(base)], ignore)...)
 			if err != nil {
 				return fmt.Errorf("drift detection: %s: %w", Describe(obj), err)
 			}
