@@ -491,7 +491,7 @@ func (m *helmReleaseModel) setStatus(s *release.Status) {
 	m.FirstDeployed = timeValue(s.FirstDeployed)
 	m.LastDeployed = timeValue(s.LastDeployed)
 	m.History = historyValue(s.History)
-	m.Conditions = releaseConditionsValue(s.Conditions)
+	m.Conditions = conditionsValue(s.Conditions)
 	m.Failures = types.Int64Value(s.Failures)
 	m.InstallFailures = types.Int64Value(s.InstallFailures)
 	m.UpgradeFailures = types.Int64Value(s.UpgradeFailures)
@@ -580,17 +580,6 @@ func historyFrom(ctx context.Context, l types.List) ([]release.Snapshot, diag.Di
 		out = append(out, s)
 	}
 	return out, diags
-}
-
-func releaseConditionsValue(conds []release.Condition) types.List {
-	vals := make([]attr.Value, 0, len(conds))
-	for _, c := range conds {
-		vals = append(vals, types.ObjectValueMust(conditionType.AttrTypes, map[string]attr.Value{
-			"type": types.StringValue(c.Type), "status": types.StringValue(c.Status),
-			"reason": types.StringValue(c.Reason), "message": types.StringValue(c.Message),
-		}))
-	}
-	return types.ListValueMust(conditionType, vals)
 }
 
 func conditionsFrom(ctx context.Context, l types.List) ([]release.Condition, diag.Diagnostics) {

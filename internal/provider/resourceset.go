@@ -430,7 +430,8 @@ func driftValue(drift []kube.Drift) types.List {
 	return types.ListValueMust(driftEntryType, vals)
 }
 
-func conditionsValue(conds []resourceset.Condition) types.List {
+// conditionsValue is the engines' conditions as the `conditions` attribute.
+func conditionsValue(conds []kube.Condition) types.List {
 	vals := make([]attr.Value, 0, len(conds))
 	for _, c := range conds {
 		vals = append(vals, types.ObjectValueMust(conditionType.AttrTypes, map[string]attr.Value{

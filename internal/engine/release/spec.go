@@ -299,13 +299,9 @@ type TestHook struct {
 	LastCompleted time.Time
 }
 
-// Condition is a kstatus-style condition.
-type Condition struct {
-	Type    string // Ready, Released, TestSuccess, Remediated
-	Status  string // True, False, Unknown
-	Reason  string
-	Message string
-}
+// Condition is a kstatus-style condition of the release: Ready, Released,
+// TestSuccess, Remediated.
+type Condition = kube.Condition
 
 // Action is what Plan says apply would do first.
 type Action string

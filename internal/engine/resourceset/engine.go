@@ -26,12 +26,7 @@ type Engine struct {
 func New(f *kube.Factory) *Engine { return &Engine{kube: f} }
 
 // Condition is a kstatus-style condition of the set.
-type Condition struct {
-	Type    string
-	Status  string
-	Reason  string
-	Message string
-}
+type Condition = kube.Condition
 
 // Result is what a plan or an apply knows of the set.
 type Result struct {
