@@ -56,10 +56,7 @@ func (r *helmReleaseResource) ValidateConfig(ctx context.Context, req resource.V
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if c := m.Chart; c.inline() && !c.Repository.IsNull() && c.Chart.IsNull() {
-		resp.Diagnostics.AddAttributeError(path.Root("chart").AtName("chart"), "Missing chart name",
-			"chart.chart is required with chart.repository: the name of the chart in the repository")
-	}
+	resp.Diagnostics.Append(validateReleaseChart(m.Chart)...)
 	spec, _, diags := helmReleaseSpec(ctx, &m)
 	resp.Diagnostics.Append(diags...)
 	if spec == nil {
@@ -70,6 +67,49 @@ func (r *helmReleaseResource) ValidateConfig(ctx context.Context, req resource.V
 	if d := m.DriftDetection; d != nil {
 		addReleaseFieldDiag(&resp.Diagnostics, "Invalid drift ignore rule", release.ValidateIgnoreRules(spec.DriftDetection.Ignore))
 	}
+}
+
+// validateReleaseChart checks which of the chart block's sources is set:
+// exactly one of path (with digest), repository (with chart) and source_path.
+// A value not known yet (an artifact's path before it exists) counts as set,
+// so that nothing is reported that the apply could prove wrong.
+func validateReleaseChart(c *releaseChartModel) diag.Diagnostics {
+	var diags diag.Diagnostics
+	if c == nil {
+		return diags // the block's own validator reports it missing
+	}
+	chartPath := path.Root("chart")
+	var set []string
+	for _, a := range []struct {
+		name string
+		v    types.String
+	}{{"path", c.Path}, {"repository", c.Repository}, {"source_path", c.SourcePath}} {
+		if !a.v.IsNull() {
+			set = append(set, "chart."+a.name)
+		}
+	}
+	switch len(set) {
+	case 0:
+		diags.AddAttributeError(chartPath, "Missing chart source",
+			"the chart block needs exactly one of chart.path (with chart.digest, from a stevedore_helmchart_artifact), chart.repository and chart.source_path")
+	case 1:
+	default:
+		diags.AddAttributeError(chartPath.AtName(strings.TrimPrefix(set[1], "chart.")), "Conflicting chart sources",
+			fmt.Sprintf("%s are set: the chart block takes exactly one of chart.path, chart.repository and chart.source_path", strings.Join(set, " and ")))
+	}
+	if !c.Path.IsNull() && c.Digest.IsNull() {
+		diags.AddAttributeError(chartPath.AtName("digest"), "Missing chart digest",
+			"chart.digest is required with chart.path: stevedore_helmchart_artifact.<name>.digest")
+	}
+	if !c.Digest.IsNull() && c.Path.IsNull() {
+		diags.AddAttributeError(chartPath.AtName("path"), "Missing chart path",
+			"chart.path is required with chart.digest: stevedore_helmchart_artifact.<name>.path")
+	}
+	if !c.Repository.IsNull() && c.Chart.IsNull() {
+		diags.AddAttributeError(chartPath.AtName("chart"), "Missing chart name",
+			"chart.chart is required with chart.repository: the name of the chart in the repository")
+	}
+	return diags
 }
 
 // ModifyPlan shows what apply will do. The engine decides the first action

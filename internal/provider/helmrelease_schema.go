@@ -7,7 +7,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/objectvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
-	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
@@ -319,7 +318,6 @@ var dnsSubdomain = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]
 // stevedore_helmchart_artifact, or the artifact's own source attributes, which
 // the release then resolves at plan and fetches at apply itself.
 func releaseChartBlock() schema.SingleNestedBlock {
-	src := path.MatchRelative().AtParent()
 	opt := func(desc string) schema.StringAttribute {
 		return schema.StringAttribute{Optional: true, Description: desc, Validators: []validator.String{stringvalidator.LengthAtLeast(1)}}
 	}
@@ -329,14 +327,16 @@ func releaseChartBlock() schema.SingleNestedBlock {
 		"path": schema.StringAttribute{
 			Optional:    true,
 			Description: "Path of the chart archive: `stevedore_helmchart_artifact.<name>.path`. Exactly one of `path`, `repository` and `source_path`.",
-			Validators: []validator.String{stringvalidator.LengthAtLeast(1), stringvalidator.AlsoRequires(src.AtName("digest")),
-				stringvalidator.ExactlyOneOf(src.AtName("repository"), src.AtName("source_path"))},
+			// Which of path, repository and source_path is set is checked in
+			// ValidateConfig (validateReleaseChart): the framework's path
+			// expression validators walk the whole configuration once per
+			// expression, for every release, on every plan.
+			Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
 		},
 		"digest": schema.StringAttribute{
 			Optional:    true,
 			Description: "Digest of the chart archive: `stevedore_helmchart_artifact.<name>.digest`.",
-			Validators: []validator.String{stringvalidator.RegexMatches(regexp.MustCompile(`^sha256:[0-9a-f]{64}$`), "must be sha256:<64 hex digits>"),
-				stringvalidator.AlsoRequires(src.AtName("path"))},
+			Validators:  []validator.String{stringvalidator.RegexMatches(regexp.MustCompile(`^sha256:[0-9a-f]{64}$`), "must be sha256:<64 hex digits>")},
 		},
 		"repository": schema.StringAttribute{
 			Optional: true,

@@ -766,7 +766,12 @@ func TestAccHelmRelease_badInput(t *testing.T) {
 		{"post_renderers {\n kustomize {\n patches {\n patch = \"- op: [\"\n }\n }\n }", `(?s)post_renderers.*patch`},
 		{"values_from {\n kind = \"ConfigMap\"\n name = \"missing\"\n }", `(?s)values_from.*missing`},
 	}
-	var ts []resource.TestStep
+	// Two chart sources: the artifact's path (unknown until it exists) and a
+	// directory. Not the last step: the CLI destroys with the last one.
+	twoSources := strings.Replace(releaseConfig(cacheDir, chartDir, ns, ""),
+		"    digest = stevedore_helmchart_artifact.podinfo.digest\n",
+		"    digest = stevedore_helmchart_artifact.podinfo.digest\n    source_path = "+hcl(chartDir)+"\n", 1)
+	ts := []resource.TestStep{{Config: twoSources, ExpectError: regexp.MustCompile(`(?s)chart\.source_path.*exactly\s+one\s+of`)}}
 	for _, s := range steps {
 		ts = append(ts, resource.TestStep{
 			Config:      releaseConfig(cacheDir, chartDir, ns, s.body),

@@ -2,8 +2,10 @@ package provider
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 )
@@ -70,4 +72,51 @@ func mustJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// The chart block takes exactly one source; each wrong combination is an
+// error on the attribute that is wrong, and an unknown value counts as set.
+func TestValidateReleaseChart(t *testing.T) {
+	digest := types.StringValue("sha256:" + strings.Repeat("0", 64))
+	chart := func(f func(c *releaseChartModel)) *releaseChartModel {
+		c := nullReleaseChart()
+		f(c)
+		return c
+	}
+	for _, tc := range []struct {
+		name string
+		c    *releaseChartModel
+		want []string // attribute path: summary
+	}{
+		{"artifact", chart(func(c *releaseChartModel) { c.Path, c.Digest = types.StringValue("/a.tgz"), digest }), nil},
+		{"artifact not created yet", chart(func(c *releaseChartModel) { c.Path, c.Digest = types.StringUnknown(), types.StringUnknown() }), nil},
+		{"repository", chart(func(c *releaseChartModel) {
+			c.Repository, c.Chart = types.StringValue("https://charts.example"), types.StringValue("podinfo")
+		}), nil},
+		{"source_path", chart(func(c *releaseChartModel) { c.SourcePath = types.StringValue("./chart") }), nil},
+		{"nothing", chart(func(*releaseChartModel) {}), []string{"chart: Missing chart source"}},
+		{"path and source_path", chart(func(c *releaseChartModel) {
+			c.Path, c.Digest, c.SourcePath = types.StringUnknown(), digest, types.StringValue("./chart")
+		}), []string{"chart.source_path: Conflicting chart sources"}},
+		{"path without digest", chart(func(c *releaseChartModel) { c.Path = types.StringValue("/a.tgz") }),
+			[]string{"chart.digest: Missing chart digest"}},
+		{"digest without path", chart(func(c *releaseChartModel) { c.SourcePath, c.Digest = types.StringValue("./chart"), digest }),
+			[]string{"chart.path: Missing chart path"}},
+		{"repository without chart", chart(func(c *releaseChartModel) { c.Repository = types.StringValue("oci://r.example/charts") }),
+			[]string{"chart.chart: Missing chart name"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			for _, d := range validateReleaseChart(tc.c) {
+				p := ""
+				if wp, ok := d.(diag.DiagnosticWithPath); ok {
+					p = wp.Path().String()
+				}
+				got = append(got, p+": "+d.Summary())
+			}
+			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Errorf("diagnostics:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
+			}
+		})
+	}
 }
