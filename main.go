@@ -4,13 +4,12 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"log"
 	"os"
 	"strings"
 
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6/tf6server"
 
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/provider"
 )
@@ -24,12 +23,11 @@ func main() {
 	flag.Parse()
 	quietSDKLogs()
 
-	err := providerserver.Serve(context.Background(), provider.New(version), providerserver.ServeOpts{
-		Address:         provider.Address,
-		Debug:           debug,
-		ProtocolVersion: 6,
-	})
-	if err != nil {
+	var opts []tf6server.ServeOpt
+	if debug {
+		opts = append(opts, tf6server.WithManagedDebug())
+	}
+	if err := tf6server.Serve(provider.Address, provider.NewServer(version), opts...); err != nil {
 		log.Fatal(err)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 
@@ -43,7 +42,7 @@ func clis(t *testing.T) []cli {
 // starts, so that two configurations in one test never share settings.
 var protoV6Factories = map[string]func() (tfprotov6.ProviderServer, error){
 	"stevedore": func() (tfprotov6.ProviderServer, error) {
-		return providerserver.NewProtocol6WithError(New("test")())()
+		return NewServer("test")(), nil
 	},
 }
 
