@@ -7,6 +7,7 @@ import (
 	"flag"
 	"log"
 	"os"
+	"runtime/pprof"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6/tf6server"
@@ -22,13 +23,46 @@ func main() {
 	flag.BoolVar(&debug, "debug", false, "run the provider with support for debuggers like delve")
 	flag.Parse()
 	quietSDKLogs()
+	stopProfile := startCPUProfile()
 
 	var opts []tf6server.ServeOpt
 	if debug {
 		opts = append(opts, tf6server.WithManagedDebug())
 	}
-	if err := tf6server.Serve(provider.Address, provider.NewServer(version), opts...); err != nil {
+	err := tf6server.Serve(provider.Address, provider.NewServer(version), opts...)
+	stopProfile()
+	if err != nil {
 		log.Fatal(err)
+	}
+}
+
+// cpuProfileDirEnv names a directory that receives a CPU profile of every
+// provider process, for `make pgo` (which turns the profiles of a plan of many
+// releases into default.pgo) and for looking into a slow plan. The CLI passes
+// its environment to the provider, so it is set on tofu or terraform.
+const cpuProfileDirEnv = "STEVEDORE_CPU_PROFILE_DIR"
+
+// startCPUProfile starts a CPU profile when cpuProfileDirEnv is set and
+// returns what stops it; the CLI ends the provider by a gRPC shutdown, which
+// returns from Serve, so the profile is complete.
+func startCPUProfile() func() {
+	dir := os.Getenv(cpuProfileDirEnv)
+	if dir == "" {
+		return func() {}
+	}
+	f, err := os.CreateTemp(dir, "cpu-*.pprof")
+	if err != nil {
+		log.Printf("%s: %v", cpuProfileDirEnv, err)
+		return func() {}
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		log.Printf("%s: %v", cpuProfileDirEnv, err)
+		_ = f.Close()
+		return func() {}
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		_ = f.Close()
 	}
 }
 
