@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
 )
@@ -17,23 +18,35 @@ import (
 // override, as make demo does) and returns its exit code.
 func tofu(b *testing.B, dir, rc string, args ...string) int {
 	b.Helper()
+	code, _ := tofuCPU(b, dir, rc, args...)
+	return code
+}
+
+// tofuCPU is tofu, and also returns the CPU time of tofu with the providers it
+// started (wait4 counts the children a process has waited for).
+func tofuCPU(b *testing.B, dir, rc string, args ...string) (int, time.Duration) {
+	b.Helper()
 	cmd := exec.Command(filepath.Join(testenv.BinDir(), "tofu"), args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+rc, "CHECKPOINT_DISABLE=1", "TF_IN_AUTOMATION=1")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
+	var cpu time.Duration
+	if cmd.ProcessState != nil {
+		cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	}
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
 		if exit.ExitCode() == 1 {
 			b.Fatalf("tofu %v failed:\n%s", args, out.String())
 		}
-		return exit.ExitCode()
+		return exit.ExitCode(), cpu
 	}
 	if err != nil {
 		b.Fatal(err)
 	}
-	return 0
+	return 0, cpu
 }
 
 // providerBinary is the provider that make build wrote into ./bin.
