@@ -144,6 +144,7 @@ func (r *helmReleaseResource) ModifyPlan(ctx context.Context, req resource.Modif
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	spec.ResetFailures = newGeneration(ctx, state, &plan)
 	if !plan.Name.IsUnknown() && !plan.Namespace.IsUnknown() {
 		plan.ID = types.StringValue(plan.Namespace.ValueString() + "/" + plan.Name.ValueString())
 	}
@@ -180,19 +181,27 @@ func (r *helmReleaseResource) ModifyPlan(ctx context.Context, req resource.Modif
 	}
 	plan.ConfigDigest = types.StringValue(p.ConfigDigest)
 	plan.PostRenderersDigest = types.StringValue(p.PostRenderersDigest)
+	if p.Conflict != nil {
+		resp.Diagnostics.AddWarning("Release already exists",
+			fmt.Sprintf("helmrelease %s: %v. Apply refuses to create this resource over it, unless this plan replaces the resource "+
+				"(its release is then uninstalled first). %s", plan.ID.ValueString(), p.Conflict, importAdvice(p.Conflict)))
+	}
 
 	action := p.Action
-	if action == release.ActionNone && mode == release.DriftEnabled && state != nil && len(state.Drift.Elements()) > 0 {
-		// Refresh found drift; the engine looks at the release, not at what
-		// refresh recorded.
-		action = release.ActionCorrect
+	if p.Stalled != "" && state != nil {
+		// Remediation is out of retries: apply fails, as it did, and keeps
+		// failing until the configuration changes. The plan is not empty,
+		// so that CI sees the failure rather than "No changes".
+		resp.Diagnostics.AddWarning("Release stalled: apply will fail",
+			fmt.Sprintf("helmrelease %s: release %s; %s. Change the configuration, or set a new reset_token, to try again.",
+				plan.ID.ValueString(), state.Status.ValueString(), p.Stalled))
+		plan.copyStatus(state)
+		plan.Status = types.StringUnknown()
+		plan.Conditions = types.ListUnknown(conditionType)
+		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+		return
 	}
 	if action == release.ActionNone && state != nil {
-		if p.Reason != "" {
-			// Remediation is exhausted: nothing happens until the chart or the
-			// values change, as with helm-controller; say why.
-			resp.Diagnostics.AddWarning("Release is not in sync", fmt.Sprintf("helmrelease %s: %s", plan.ID.ValueString(), p.Reason))
-		}
 		plan.copyStatus(state)
 		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 		return
@@ -413,6 +422,7 @@ func (r *helmReleaseResource) reconcile(ctx context.Context, m, state *helmRelea
 	if diags.HasError() {
 		return false
 	}
+	spec.ResetFailures = newGeneration(ctx, state, m)
 	prev, d := prevStatus(ctx, state)
 	diags.Append(d...)
 	plannedChartVersion, plannedDigest := m.ChartVersion, m.ConfigDigest
@@ -627,11 +637,27 @@ func driftSummary(l types.List) string {
 // addReleaseDiag attaches an engine error to the attribute it is about.
 func addReleaseDiag(diags *diag.Diagnostics, summary string, err error) {
 	var fe *release.FieldError
-	if errors.As(err, &fe) {
+	var exists *release.ExistsError
+	switch {
+	case errors.As(err, &exists):
+		diags.AddAttributeError(path.Root("release_name"), "Release already exists", err.Error()+". "+importAdvice(exists))
+		return
+	case errors.As(err, &fe):
 		diags.AddAttributeError(fieldPath(fe.Field), summary, err.Error())
 		return
 	}
 	diags.AddError(summary, err.Error())
+}
+
+// importAdvice says how to import the release e found, with the import ID
+// ImportState reads.
+func importAdvice(e *release.ExistsError) string {
+	id := e.StorageNamespace + "/" + e.ReleaseName
+	if e.TargetNamespace != "" && e.TargetNamespace != e.StorageNamespace {
+		id += "@" + e.TargetNamespace
+	}
+	return fmt.Sprintf("To manage it with this resource, import it (an import block, or terraform import) with the ID %q; "+
+		"to install another release, choose another release_name.", id)
 }
 
 // addReleaseFieldDiag adds one diagnostic per error joined in err.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"time"
 
 	"github.com/fluxcd/pkg/ssa/jsondiff"
@@ -28,6 +29,7 @@ type helmReleaseModel struct {
 	MaxHistory         types.Int64   `tfsdk:"max_history"`
 	Timeout            types.String  `tfsdk:"timeout"`
 	PersistentClient   types.Bool    `tfsdk:"persistent_client"`
+	ResetToken         types.String  `tfsdk:"reset_token"`
 	Values             types.Dynamic `tfsdk:"values"`
 
 	Chart          *releaseChartModel     `tfsdk:"chart"`
@@ -436,6 +438,29 @@ func valuesFrom(v types.Dynamic) (map[string]any, error) {
 		return nil, fmt.Errorf("values must be an object (or a YAML string holding a mapping), not %T", g)
 	}
 	return m, nil
+}
+
+// newGeneration reports whether the configuration of plan differs from the
+// one state was applied with: Flux's new generation of a HelmRelease, after
+// which the failure counters start over. Computed attributes (the defaulted
+// release name and storage namespace, the chart archive's path and digest,
+// which the engine compares itself) do not count; reset_token does.
+func newGeneration(ctx context.Context, state, plan *helmReleaseModel) bool {
+	if state == nil {
+		return false
+	}
+	if !state.ResetToken.Equal(plan.ResetToken) {
+		return true
+	}
+	if (state.Chart == nil) != (plan.Chart == nil) || state.Chart != nil && state.Chart.inline() && plan.Chart.changedFrom(&state.Chart.chartSourceModel) {
+		return true
+	}
+	a, _, _ := helmReleaseSpec(ctx, state)
+	b, _, _ := helmReleaseSpec(ctx, plan)
+	for _, s := range []*release.Spec{a, b} {
+		s.ReleaseName, s.StorageNamespace, s.ChartPath, s.ChartDigest = "", "", "", ""
+	}
+	return !reflect.DeepEqual(a, b)
 }
 
 // prevStatus is the engine Status the state holds, which Plan, Observe and

@@ -89,6 +89,12 @@ func helmReleaseSchema() schema.Schema {
 				Validators: []validator.Int64{int64validator.AtLeast(0)},
 			},
 			"timeout": duration("Timeout of each Helm action whose own `timeout` is not set. A Go duration; default `5m`."),
+			"reset_token": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "Any new value resets the failure counters, so that apply tries again after remediation retries " +
+					"are exhausted (`RetriesExceeded`), with the same configuration: the `reconcile.fluxcd.io/resetAt` annotation of Flux. " +
+					"A change of any other configured attribute resets them too, as a new generation of a HelmRelease does.",
+			},
 			"persistent_client": schema.BoolAttribute{
 				Optional: true,
 				Description: "Flux's field, accepted so that HelmRelease specs translate one to one. stevedore always keeps one client, " +

@@ -2,6 +2,8 @@ package provider
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -68,6 +70,18 @@ func testNamespace(t *testing.T, name string) string {
 		t.Fatal(err)
 	}
 	return name
+}
+
+// uniqueNamespace creates a namespace named prefix and a random suffix, so
+// that a second run of the test (-count=2) does not meet the first one's
+// releases; the tofu and terraform runs of the test share it.
+func uniqueNamespace(t *testing.T, prefix string) string {
+	t.Helper()
+	b := make([]byte, 3)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return testNamespace(t, prefix+"-"+hex.EncodeToString(b))
 }
 
 // releaseConfig is an artifact of the chart in chartDir and a release of it
@@ -493,7 +507,10 @@ func TestAccHelmRelease_testFailureRolledBack(t *testing.T) {
 				ExpectError: regexp.MustCompile(`(?s)helmrelease ` + ns + `/podinfo: .*test`),
 			},
 			{
-				// Rolled back: revision 3 is the first release again.
+				// Rolled back: revision 3 is the first release again. The
+				// configuration is not what runs and no retry is left: the plan
+				// is not empty and apply fails with RetriesExceeded, doing
+				// nothing, until the configuration changes.
 				PreConfig: func() {
 					revs := releaseRevisions(t, ns, "podinfo")
 					if last := revs[len(revs)-1]; !strings.HasSuffix(last, ":deployed") || len(revs) != 3 {
@@ -502,12 +519,20 @@ func TestAccHelmRelease_testFailureRolledBack(t *testing.T) {
 				},
 				Config: releaseConfig(cacheDir, chartDir, ns, body(true, "true")),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectEmptyPlan(),
+					plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionUpdate),
+					plancheck.ExpectUnknownValue(releaseAddr, tfjsonpath.New("status")),
 					expectPriorAttr(releaseAddr, "upgrade_failures", 1),
 					expectPriorAttr(releaseAddr, "status", "deployed"),
 				}},
+				ExpectError: regexp.MustCompile(`RetriesExceeded`),
 			},
 			{
+				PreConfig: func() {
+					// The stalled apply made no Helm action.
+					if err := checkRevisions(t, ns, "podinfo", "1:superseded", "2:superseded", "3:deployed")(nil); err != nil {
+						t.Error(err)
+					}
+				},
 				Config: releaseConfig(cacheDir, chartDir, ns, body(false, "true")),
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("status"), knownvalue.StringExact("deployed")),
@@ -530,9 +555,10 @@ func TestAccHelmRelease_testFailureRolledBack(t *testing.T) {
 				},
 				Config: releaseConfig(cacheDir, chartDir, ns, body(true, "false")),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectEmptyPlan(),
+					plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionUpdate),
 					expectPriorAttr(releaseAddr, "version", 4),
 				}},
+				ExpectError: regexp.MustCompile(`RetriesExceeded`),
 			},
 		},
 	})

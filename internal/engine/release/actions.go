@@ -167,23 +167,10 @@ func (r *request) upgrade(ctx context.Context, s releaseState) error {
 	err := applyCRDs(ctx, r.sess.f, spec, r.chart, orDefault(spec.Upgrade.CRDs, CRDsSkip))
 	if err != nil {
 		err = fmt.Errorf("apply CustomResourceDefinitions: %w", err)
+	} else if err = r.undoFailedReleases(ctx); err != nil {
+		err = fmt.Errorf("undo what failed releases changed: %w", err)
 	} else {
-		up := action.NewUpgrade(cfg)
-		up.Namespace = r.sess.releaseNS
-		up.ResetValues = !spec.Upgrade.PreserveValues
-		up.ReuseValues = spec.Upgrade.PreserveValues
-		up.MaxHistory = spec.MaxHistory
-		up.Timeout = actionTimeout(spec.Upgrade.Timeout, spec.Timeout)
-		up.Wait = !spec.Upgrade.DisableWait
-		up.WaitForJobs = !spec.Upgrade.DisableWaitForJobs
-		up.DisableHooks = spec.Upgrade.DisableHooks
-		up.DisableOpenAPIValidation = spec.Upgrade.DisableOpenAPIValidation
-		up.Force = spec.Upgrade.Force
-		up.CleanupOnFail = spec.Upgrade.CleanupOnFail
-		up.Devel = true
-		up.SkipCRDs = true
-		up.PostRenderer = newPostRenderer(spec)
-		_, err = up.RunWithContext(ctx, r.name, r.chart, r.values)
+		_, err = newUpgrade(cfg, spec, r.sess.releaseNS).RunWithContext(ctx, r.name, r.chart, r.values)
 	}
 	wrote := r.recordWrites(obs)
 	if wrote {
@@ -206,6 +193,26 @@ func (r *request) upgrade(ctx context.Context, s releaseState) error {
 	r.markAwaitingTests()
 	summarize(st, spec)
 	return nil
+}
+
+// newUpgrade maps the spec onto Helm's upgrade action.
+func newUpgrade(cfg *action.Configuration, spec *Spec, namespace string) *action.Upgrade {
+	up := action.NewUpgrade(cfg)
+	up.Namespace = namespace
+	up.ResetValues = !spec.Upgrade.PreserveValues
+	up.ReuseValues = spec.Upgrade.PreserveValues
+	up.MaxHistory = spec.MaxHistory
+	up.Timeout = actionTimeout(spec.Upgrade.Timeout, spec.Timeout)
+	up.Wait = !spec.Upgrade.DisableWait
+	up.WaitForJobs = !spec.Upgrade.DisableWaitForJobs
+	up.DisableHooks = spec.Upgrade.DisableHooks
+	up.DisableOpenAPIValidation = spec.Upgrade.DisableOpenAPIValidation
+	up.Force = spec.Upgrade.Force
+	up.CleanupOnFail = spec.Upgrade.CleanupOnFail
+	up.Devel = true
+	up.SkipCRDs = true // applied before, with our policy
+	up.PostRenderer = newPostRenderer(spec)
+	return up
 }
 
 // markAwaitingTests sets TestSuccess after a release action: Unknown until the

@@ -41,6 +41,9 @@ func (e *Engine) Plan(ctx context.Context, spec *Spec, prev *Status) (*Plan, err
 	if err != nil {
 		return nil, objectError(spec, err)
 	}
+	if prev == nil {
+		p.Conflict = createConflict(s, spec, r.sess.storageNS)
+	}
 	if s.kind == stateInSync && driftMode(spec) == DriftEnabled && prev != nil && len(prev.Drift) > 0 {
 		s = releaseState{kind: stateDrifted, rls: s.rls, drift: prev.Drift,
 			reason: fmt.Sprintf("%d object(s) of the release differ in the cluster", len(prev.Drift))}
@@ -49,17 +52,16 @@ func (e *Engine) Plan(ctx context.Context, spec *Spec, prev *Status) (*Plan, err
 	var ex *exhaustedError
 	switch {
 	case errors.As(err, &ex):
-		// Apply would stop at once; nothing changes until the chart or the
-		// values do, which resets the counters.
-		p.Action, p.Reason = ActionNone, ex.Error()+"; change the chart or values to try again"
+		// Apply would fail at once, and keep failing until a new
+		// configuration resets the counters.
+		p.Stalled = ex.Error()
 		return p, nil
 	case err != nil:
 		return nil, objectError(spec, err)
 	}
 	if act == ActionNone {
 		// In sync (or drifted in warn mode, which the provider reports from
-		// the drift itself): nothing to explain. A Reason with ActionNone
-		// means apply would stop, as above.
+		// the drift itself): nothing to explain.
 		reason = ""
 	}
 	p.Action, p.Reason = act, reason
@@ -127,12 +129,25 @@ func (e *Engine) Reconcile(ctx context.Context, spec *Spec, prev *Status) (*Stat
 		return st, objectError(spec, err)
 	}
 	r.startAttempt(prev)
+	if prev == nil {
+		// Create: a release of this name that we did not make is refused
+		// before anything is done, and nothing is saved.
+		s, err := r.observeState(ctx, false)
+		if err != nil {
+			markError(st, err)
+			return st, objectError(spec, err)
+		}
+		if c := createConflict(s, spec, r.sess.storageNS); c != nil {
+			return nil, objectError(spec, c)
+		}
+	}
 	err = r.reconcile(ctx)
 	// The status is finished with a fresh context: an apply cut short must
 	// still save what it did.
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
 	defer cancel()
 	r.finish(fctx)
+	markStalled(st, err)
 	if err != nil {
 		if c := getCondition(st, CondReady); c == nil || c.Status == "True" {
 			markError(st, err)

@@ -175,7 +175,7 @@ func TestReconcile_installRetriesThenConverges(t *testing.T) {
 	}
 
 	// The same configuration again: nothing is tried.
-	if p, err := e.Plan(ctx, spec, st); err != nil || p.Action != ActionNone || !strings.Contains(p.Reason, "retries exhausted") {
+	if p, err := e.Plan(ctx, spec, st); err != nil || p.Action != ActionNone || !strings.Contains(p.Stalled, "retries exhausted") {
 		t.Fatalf("plan when exhausted = %+v, %v", p, err)
 	}
 	st2, err := e.Reconcile(ctx, spec, st)
@@ -304,15 +304,12 @@ func TestReconcile_remediateLastFailure(t *testing.T) {
 	}
 }
 
-// A release stuck in pending-install (a process killed mid-install) is
-// unlocked (marked failed) and upgraded.
-func TestReconcile_unlocksPendingInstall(t *testing.T) {
-	t.Parallel()
-	ctx := testCtx(t)
-	e, c := newEngine(t)
-	ns := makeNamespace(t, c)
-	path, digest := podinfo(t, "1.0.0")
-	ch, err := loader.Load(path)
+// pendingInstall writes revision 1 of release name in ns as an install
+// killed halfway leaves it: pending-install, with a manifest whose objects
+// carry the origin labels of the resource origin (namespace/name).
+func pendingInstall(t *testing.T, e *Engine, ns, name, chartPath, origin string) *storage.Storage {
+	t.Helper()
+	ch, err := loader.Load(chartPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -322,15 +319,30 @@ func TestReconcile_unlocksPendingInstall(t *testing.T) {
 	}
 	cs := kubernetes.NewForConfigOrDie(rc)
 	store := storage.Init(driver.NewSecrets(cs.CoreV1().Secrets(ns)))
+	originNS, originName, _ := strings.Cut(origin, "/")
+	manifest := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + name + "\n  labels:\n" +
+		"    " + OriginNameLabel + ": " + originName + "\n    " + OriginNamespaceLabel + ": " + originNS + "\n"
 	now := helmtime.Now()
-	stuck := &helmrelease.Release{Name: "locked", Namespace: ns, Version: 1, Chart: ch, Config: map[string]any{},
+	stuck := &helmrelease.Release{Name: name, Namespace: ns, Version: 1, Chart: ch, Config: map[string]any{}, Manifest: manifest,
 		Info: &helmrelease.Info{Status: helmrelease.StatusPendingInstall, FirstDeployed: now, LastDeployed: now, Description: "Initial install underway"}}
 	if err := store.Create(stuck); err != nil {
 		t.Fatal(err)
 	}
+	return store
+}
+
+// A release stuck in pending-install by a create of this resource that was
+// killed before it saved state is unlocked (marked failed) and upgraded.
+func TestReconcile_unlocksPendingInstall(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	e, c := newEngine(t)
+	ns := makeNamespace(t, c)
+	path, digest := podinfo(t, "1.0.0")
+	store := pendingInstall(t, e, ns, "locked", path, ns+"/locked")
 
 	spec := &Spec{Name: "locked", Namespace: ns, Timeout: time.Minute, MaxHistory: 5, ChartPath: path, ChartDigest: digest}
-	if p, err := e.Plan(ctx, spec, nil); err != nil || p.Action != ActionUnlock {
+	if p, err := e.Plan(ctx, spec, nil); err != nil || p.Action != ActionUnlock || p.Conflict != nil {
 		t.Fatalf("plan = %+v, %v", p, err)
 	}
 	st, err := e.Reconcile(ctx, spec, nil)

@@ -284,6 +284,7 @@ const (
 	CondReleased    = "Released"
 	CondTestSuccess = "TestSuccess"
 	CondRemediated  = "Remediated"
+	CondStalled     = "Stalled"
 )
 
 // Condition reasons, helm-controller's.
@@ -301,6 +302,7 @@ const (
 	ReasonUninstallFailed    = "UninstallFailed"
 	ReasonPendingRelease     = "PendingRelease"
 	ReasonReconcileError     = "ReconcileError"
+	ReasonRetriesExceeded    = "RetriesExceeded"
 )
 
 func getCondition(st *Status, typ string) *Condition {
@@ -331,7 +333,7 @@ func deleteCondition(st *Status, typ string) {
 	st.Conditions = out
 }
 
-var conditionOrder = map[string]int{CondReady: 0, CondReleased: 1, CondTestSuccess: 2, CondRemediated: 3}
+var conditionOrder = map[string]int{CondReady: 0, CondReleased: 1, CondTestSuccess: 2, CondRemediated: 3, CondStalled: 4}
 
 // sortConditions keeps a fixed order, so that state does not change when
 // nothing did.

@@ -83,12 +83,14 @@ func loadChart(path string) (*chart.Chart, error) {
 }
 
 // startAttempt records what this apply attempts, as helm-controller's
-// LastAttempted* fields, and resets the failure counters when the chart or the
-// values changed: failures of an old configuration say nothing of a new one.
+// LastAttempted* fields, and resets the failure counters when the
+// configuration, the chart or the values changed (helm-controller's
+// mustResetFailureCounts): failures of an old configuration say nothing of a
+// new one.
 func (r *request) startAttempt(prev *Status) {
 	if prev != nil {
 		r.sync.knownChartDigest = prev.ChartDigest
-		if prev.ChartDigest != r.sync.chartDigest || prev.ConfigDigest != r.sync.configDigest {
+		if r.spec.ResetFailures || prev.ChartDigest != r.sync.chartDigest || prev.ConfigDigest != r.sync.configDigest {
 			r.st.Failures, r.st.InstallFailures, r.st.UpgradeFailures = 0, 0, 0
 		}
 	}

@@ -65,6 +65,10 @@ type Spec struct {
 	MaxHistory int
 	// Timeout of each action unless the action's own timeout is set.
 	Timeout time.Duration
+	// ResetFailures says the configuration changed since the last apply (a
+	// new generation, in Flux's terms; or a new reset token): the failure
+	// counters start over, as they do when the chart or the values change.
+	ResetFailures bool
 
 	// ChartPath is a chart archive (.tgz) or directory on local disk: the
 	// path of a stevedore_helmchart_artifact, or a chart the provider fetched.
@@ -300,7 +304,7 @@ type TestHook struct {
 }
 
 // Condition is a kstatus-style condition of the release: Ready, Released,
-// TestSuccess, Remediated.
+// TestSuccess, Remediated, Stalled.
 type Condition = kube.Condition
 
 // Action is what Plan says apply would do first.
@@ -329,8 +333,15 @@ type Plan struct {
 	// Action is the first action apply would take; ActionNone when the
 	// release is in sync.
 	Action Action
-	// Reason says why, in a sentence, for the plan's diagnostics. With
-	// ActionNone it is empty, unless apply would stop at once (remediation
-	// retries exhausted), which it then explains.
+	// Reason says why, in a sentence, for the plan's diagnostics; empty with
+	// ActionNone.
 	Reason string
+	// Stalled, when not empty, says why apply would fail at once without
+	// doing anything: remediation retries are exhausted (RetriesExceeded).
+	// Action is then ActionNone.
+	Stalled string
+	// Conflict is set when a create would find a release of the same name
+	// that this resource did not make: apply refuses it (unless this plan
+	// replaces the resource, whose release is uninstalled first).
+	Conflict *ExistsError
 }

@@ -263,7 +263,19 @@ type exhaustedError struct {
 }
 
 func (e *exhaustedError) Error() string {
-	return fmt.Sprintf("%s retries exhausted (%d failure(s), %d retries)", e.action, e.failures, e.retries)
+	return fmt.Sprintf("%s retries exhausted (%s): %d failure(s) with %s.remediation.retries = %d; "+
+		"apply fails until the configuration changes", e.action, ReasonRetriesExceeded, e.failures, e.action, e.retries)
+}
+
+// markStalled sets the Stalled condition when err says remediation is out of
+// retries, as helm-controller marks a HelmRelease, and clears it otherwise.
+func markStalled(st *Status, err error) {
+	var ex *exhaustedError
+	if !errors.As(err, &ex) {
+		deleteCondition(st, CondStalled)
+		return
+	}
+	setCondition(st, CondStalled, "True", ReasonRetriesExceeded, fmt.Sprintf("Failed to %s after %d attempt(s)", ex.action, ex.failures))
 }
 
 // decide is the next action for state s, helm-controller's actionForState.
@@ -299,7 +311,7 @@ func decide(s releaseState, st *Status, spec *Spec) (Action, string, error) {
 			return ActionRetryFailed, s.reason + "; no remediation applies, upgrading", nil
 		}
 		if rem.failures <= 0 {
-			return ActionRetryFailed, s.reason + "; the chart or values changed since the failure, upgrading", nil
+			return ActionRetryFailed, s.reason + "; the configuration changed since the failure, upgrading", nil
 		}
 		if rem.exhausted() && !rem.remediateLast {
 			return ActionNone, "", &exhaustedError{rem.action, rem.failures, rem.retries}

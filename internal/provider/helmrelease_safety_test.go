@@ -1,0 +1,151 @@
+package provider
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
+)
+
+// TestAccHelmRelease_createRefusesAnExistingRelease: a release of the same
+// name that this resource did not make (a `helm install`, another
+// workspace's release) is not taken over. The plan warns; apply fails before
+// any Helm action with a diagnostic that says how to import it; nothing is
+// saved, so destroy leaves the other release alone.
+func TestAccHelmRelease_createRefusesAnExistingRelease(t *testing.T) {
+	ns := uniqueNamespace(t, "hr-exists")
+	cacheDir := t.TempDir()
+	chartDir := chartCopy(t, "1.0.0")
+	if err := testenv.HelmInstall(testenv.Need(t).Cluster.Kubeconfig, ns, "podinfo", chartDir, map[string]any{"replicaCount": 2}); err != nil {
+		t.Fatal(err)
+	}
+	untouched := func() error {
+		if got := releaseRevisions(t, ns, "podinfo"); !slices.Equal(got, []string{"1:deployed"}) {
+			return fmt.Errorf("the existing release was changed: %v", got)
+		}
+		return nil
+	}
+	accTest(t, resource.TestCase{
+		CheckDestroy: func(*terraform.State) error { return untouched() },
+		Steps: []resource.TestStep{{
+			Config: releaseConfig(cacheDir, chartDir, ns, `values = { replicaCount = 1 }`),
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionCreate),
+			}},
+			// The CLIs wrap the detail: \s+ between the words.
+			ExpectError: regexp.MustCompile(`(?s)Release already exists.*release\s+podinfo\s+already\s+exists\s+in\s+storage\s+namespace\s+` + ns +
+				`\s+\(deployed,\s+revision\s+1.*import\s+it.*"` + ns + `/podinfo"`),
+		}},
+	})
+	if err := untouched(); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestAccHelmRelease_failedUpgradeStallsAndRevertRestores: an upgrade that
+// fails after changing the cluster, with no retries left, never plans empty:
+// the plan shows a change and apply fails with RetriesExceeded, doing
+// nothing, for as long as the configuration stays. A change of any configured
+// attribute (here timeout), and a new reset_token, each reset the counters:
+// one more attempt. Reverting the values then upgrades and brings the
+// Deployment back to the reverted manifest, across three failed releases
+// (Helm alone would leave their nodeSelector on it, and every later upgrade
+// would fail).
+func TestAccHelmRelease_failedUpgradeStallsAndRevertRestores(t *testing.T) {
+	ns := uniqueNamespace(t, "hr-stall")
+	cacheDir := t.TempDir()
+	chartDir := chartCopy(t, "1.0.0")
+	body := func(nodeSelector, timeout, extra string) string {
+		return fmt.Sprintf(`
+  timeout = %q
+  values  = { nodeSelector = %s }
+  %s`, timeout, nodeSelector, extra)
+	}
+	const good, bad = "{}", `{ "stevedore.dev/no-such-node" = "true" }`
+	config := func(nodeSelector, timeout, extra string) string {
+		return releaseConfig(cacheDir, chartDir, ns, body(nodeSelector, timeout, extra))
+	}
+	selector := func() map[string]any {
+		d := &unstructured.Unstructured{}
+		d.SetAPIVersion("apps/v1")
+		d.SetKind("Deployment")
+		if err := testClient(t).Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "podinfo"}, d); err != nil {
+			t.Fatal(err)
+		}
+		sel, _, _ := unstructured.NestedMap(d.Object, "spec", "template", "spec", "nodeSelector")
+		return sel
+	}
+	revisions := func(want ...string) func() {
+		return func() {
+			if got := releaseRevisions(t, ns, "podinfo"); !slices.Equal(got, want) {
+				t.Errorf("revisions %v, want %v", got, want)
+			}
+		}
+	}
+	failedAgain := regexp.MustCompile(`(?s)upgrade failed.*RetriesExceeded`)
+	acts := resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+		plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionUpdate),
+		plancheck.ExpectUnknownValue(releaseAddr, tfjsonpath.New("status")),
+	}}
+	accTest(t, resource.TestCase{
+		Steps: []resource.TestStep{
+			{Config: config(good, "20s", "")},
+			{Config: config(bad, "20s", ""), ExpectError: failedAgain},
+			{
+				// The same configuration: the failed upgrade reached the
+				// cluster; the plan is not empty, and apply fails again
+				// without a Helm action.
+				PreConfig: func() {
+					if selector() == nil {
+						t.Error("the failed upgrade did not set the nodeSelector: the test proves nothing")
+					}
+				},
+				Config: config(bad, "20s", ""),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: append(acts.PreApply,
+					expectPriorAttr(releaseAddr, "status", "failed"),
+					expectPriorAttr(releaseAddr, "upgrade_failures", 1),
+				)},
+				ExpectError: regexp.MustCompile(`RetriesExceeded`),
+			},
+			{
+				// Another timeout is a new configuration: one more attempt.
+				PreConfig:        revisions("1:deployed", "2:failed"),
+				Config:           config(bad, "21s", ""),
+				ConfigPlanChecks: acts,
+				ExpectError:      failedAgain,
+			},
+			{
+				// A new reset_token: one more attempt, same configuration.
+				PreConfig:        revisions("1:deployed", "2:failed", "3:failed"),
+				Config:           config(bad, "21s", `reset_token = "1"`),
+				ConfigPlanChecks: acts,
+				ExpectError:      failedAgain,
+			},
+			{
+				// Reverted values: one upgrade, and the cluster is the
+				// reverted manifest again. The harness then plans empty.
+				PreConfig:        revisions("1:deployed", "2:failed", "3:failed", "4:failed"),
+				Config:           config(good, "21s", `reset_token = "1"`),
+				ConfigPlanChecks: acts,
+				Check: func(*terraform.State) error {
+					if sel := selector(); sel != nil {
+						return fmt.Errorf("the failed upgrades' nodeSelector is still on the Deployment: %v", sel)
+					}
+					if got := releaseRevisions(t, ns, "podinfo"); !slices.Equal(got, []string{"1:superseded", "2:failed", "3:failed", "4:failed", "5:deployed"}) {
+						return fmt.Errorf("revisions %v", got)
+					}
+					return nil
+				},
+			},
+		},
+	})
+}
