@@ -216,7 +216,6 @@ func (r *helmReleaseResource) ModifyPlan(ctx context.Context, req resource.Modif
 		// Drift correction creates no Helm revision: only drift changes.
 		plan.copyStatus(state)
 		plan.ConfigDigest = types.StringValue(p.ConfigDigest)
-		plan.PostRenderersDigest = types.StringValue(p.PostRenderersDigest)
 		plan.Drift = emptyDrift()
 	}
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
@@ -360,13 +359,18 @@ func (r *helmReleaseResource) planUnknown(m *helmReleaseModel, meta *chart.Metad
 
 func emptyDrift() types.List { return types.ListValueMust(driftEntryType, nil) }
 
-// copyStatus copies the computed attributes of the release from the state.
+// copyStatus copies the computed attributes of the release from the state,
+// for a plan in which apply makes no Helm release. The chart digest is not
+// one of them: every apply records the digest of the chart it is given
+// (planChart plans it), also over an imported release whose digest was
+// unknown. The post-renderers digest is that of the last release made, so it
+// stays.
 func (m *helmReleaseModel) copyStatus(s *helmReleaseModel) {
 	m.ID = s.ID
 	m.ReleaseName, m.StorageNamespace = s.ReleaseName, s.StorageNamespace
 	m.Status, m.Version = s.Status, s.Version
 	m.ChartName, m.ChartVersion, m.AppVersion = s.ChartName, s.ChartVersion, s.AppVersion
-	m.ConfigDigest, m.PostRenderersDigest, m.ChartDigest = s.ConfigDigest, s.PostRenderersDigest, s.ChartDigest
+	m.ConfigDigest, m.PostRenderersDigest = s.ConfigDigest, s.PostRenderersDigest
 	m.FirstDeployed, m.LastDeployed = s.FirstDeployed, s.LastDeployed
 	m.History, m.Conditions = s.History, s.Conditions
 	m.Failures, m.InstallFailures, m.UpgradeFailures = s.Failures, s.InstallFailures, s.UpgradeFailures
