@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/resourceset"
@@ -27,6 +29,7 @@ var (
 	_ resource.ResourceWithConfigure      = (*resourceSetResource)(nil)
 	_ resource.ResourceWithModifyPlan     = (*resourceSetResource)(nil)
 	_ resource.ResourceWithValidateConfig = (*resourceSetResource)(nil)
+	_ resource.ResourceWithUpgradeState   = (*resourceSetResource)(nil)
 )
 
 type resourceSetModel struct {
@@ -187,6 +190,7 @@ func specFrom(ctx context.Context, m *resourceSetModel) (spec *resourceset.Spec,
 // that caused it.
 func renderDiagnostic(diags *diag.Diagnostics, summary string, err error, id string) {
 	var re *resourceset.RenderError
+	var oe *resourceset.OwnershipError
 	switch {
 	case errors.As(err, &re):
 		p := path.Root(re.Attribute)
@@ -194,6 +198,8 @@ func renderDiagnostic(diags *diag.Diagnostics, summary string, err error, id str
 			p = p.AtListIndex(re.Index)
 		}
 		diags.AddAttributeError(p, summary, fmt.Sprintf("resourceset %s: %v", id, err))
+	case errors.As(err, &oe):
+		diags.AddAttributeError(path.Root(oe.Attribute), summary, fmt.Sprintf("resourceset %s: %v", id, err))
 	case errors.Is(err, resourceset.ErrUnknownKind):
 		diags.AddAttributeError(path.Root("resources"), summary, fmt.Sprintf("resourceset %s: %v", id, err))
 	default:
@@ -211,7 +217,9 @@ func (r *resourceSetResource) engine() *resourceset.Engine { return resourceset.
 
 // ModifyPlan renders the set at plan time so that the objects to create and to
 // prune show as inventory changes and the rendered manifests as a diff. Drift
-// found at refresh is planned away (drift -> []).
+// found at refresh is planned away (drift -> []). Entries of the prior
+// inventory keep their `adopted`; the engine reads the objects new to it from
+// the cluster to plan theirs, and refuses objects owned by another set.
 func (r *resourceSetResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	if req.Plan.Raw.IsNull() {
 		return // destroy
@@ -245,12 +253,17 @@ func (r *resourceSetResource) ModifyPlan(ctx context.Context, req resource.Modif
 		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 		return
 	}
-	res, err := r.engine().Plan(ctx, spec)
+	var prev []kube.Entry
+	if state != nil {
+		prev, diags = inventoryEntries(ctx, state.Inventory)
+		resp.Diagnostics.Append(diags...)
+	}
+	res, err := r.engine().Plan(ctx, spec, prev)
 	if err != nil {
 		renderDiagnostic(&resp.Diagnostics, "Cannot plan the resource set", err, spec.Namespace+"/"+spec.Name)
 		return
 	}
-	plan.Inventory = inventoryValue(res.Inventory)
+	plan.Inventory = plannedInventoryValue(res.Inventory, res.Undecided)
 	plan.Manifests = types.StringValue(res.Manifests)
 
 	unchanged := state != nil && state.Drift.Equal(emptyDrift) && state.Inventory.Equal(plan.Inventory) &&
@@ -303,9 +316,11 @@ func (r *resourceSetResource) Update(ctx context.Context, req resource.UpdateReq
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
 
-// apply runs the engine and fills m with what really happened, also after a
-// failure, so that the state saved with the error is the cluster's.
+// apply runs the engine and fills m, the plan, with what really happened, also
+// after a failure, so that the state saved with the error is the cluster's.
 func (r *resourceSetResource) apply(ctx context.Context, m *resourceSetModel, prev []kube.Entry, diags *diag.Diagnostics) {
+	planned, d := plannedAdoptions(ctx, m.Inventory)
+	diags.Append(d...)
 	m.ID = types.StringValue(m.Namespace.ValueString() + "/" + m.Name.ValueString())
 	m.Drift = types.ListValueMust(driftEntryType, nil)
 	spec, known, d := specFrom(ctx, m)
@@ -317,7 +332,7 @@ func (r *resourceSetResource) apply(ctx context.Context, m *resourceSetModel, pr
 		r.keepInventory(m, prev)
 		return
 	}
-	res, err := r.engine().Apply(ctx, spec, prev)
+	res, err := r.engine().Apply(ctx, spec, prev, planned)
 	m.Inventory = inventoryValue(res.Inventory)
 	m.Manifests = types.StringValue(res.Manifests)
 	m.Conditions = conditionsValue(res.Conditions)
@@ -387,29 +402,101 @@ func (r *resourceSetResource) Delete(ctx context.Context, req resource.DeleteReq
 }
 
 func inventoryValue(entries []kube.Entry) types.List {
+	return plannedInventoryValue(entries, nil)
+}
+
+// plannedInventoryValue is the inventory with `adopted` unknown for the IDs in
+// undecided.
+func plannedInventoryValue(entries []kube.Entry, undecided map[string]bool) types.List {
 	vals := make([]attr.Value, 0, len(entries))
 	for _, e := range entries {
+		adopted := types.BoolValue(e.Adopted)
+		if undecided[e.ID] {
+			adopted = types.BoolUnknown()
+		}
 		vals = append(vals, types.ObjectValueMust(inventoryEntryType.AttrTypes, map[string]attr.Value{
-			"id": types.StringValue(e.ID), "v": types.StringValue(e.V),
+			"id": types.StringValue(e.ID), "v": types.StringValue(e.V), "adopted": adopted,
 		}))
 	}
 	return types.ListValueMust(inventoryEntryType, vals)
+}
+
+type inventoryEntryModel struct {
+	ID      types.String `tfsdk:"id"`
+	V       types.String `tfsdk:"v"`
+	Adopted types.Bool   `tfsdk:"adopted"`
 }
 
 func inventoryEntries(ctx context.Context, l types.List) ([]kube.Entry, diag.Diagnostics) {
 	if l.IsNull() || l.IsUnknown() {
 		return nil, nil
 	}
-	var raw []struct {
-		ID types.String `tfsdk:"id"`
-		V  types.String `tfsdk:"v"`
-	}
+	var raw []inventoryEntryModel
 	diags := l.ElementsAs(ctx, &raw, false)
 	out := make([]kube.Entry, 0, len(raw))
 	for _, e := range raw {
-		out = append(out, kube.Entry{ID: e.ID.ValueString(), V: e.V.ValueString()})
+		out = append(out, kube.Entry{ID: e.ID.ValueString(), V: e.V.ValueString(), Adopted: e.Adopted.ValueBool()})
 	}
 	return out, diags
+}
+
+// plannedAdoptions are the known `adopted` values of a planned inventory; an
+// unknown inventory has none.
+func plannedAdoptions(ctx context.Context, l types.List) (resourceset.Adoptions, diag.Diagnostics) {
+	if l.IsNull() || l.IsUnknown() {
+		return nil, nil
+	}
+	var raw []inventoryEntryModel
+	diags := l.ElementsAs(ctx, &raw, false)
+	out := resourceset.Adoptions{}
+	for _, e := range raw {
+		if !e.Adopted.IsUnknown() && !e.Adopted.IsNull() {
+			out[e.ID.ValueString()] = e.Adopted.ValueBool()
+		}
+	}
+	return out, diags
+}
+
+// UpgradeState reads state written before inventory entries had `adopted`:
+// those entries read as not adopted, which is how that version treated every
+// object. The framework would fill the missing attribute with null, which no
+// apply returns, so every set would plan an update once.
+func (r *resourceSetResource) UpgradeState(context.Context) map[int64]resource.StateUpgrader {
+	return map[int64]resource.StateUpgrader{
+		0: {StateUpgrader: upgradeResourceSetStateV0},
+	}
+}
+
+func upgradeResourceSetStateV0(_ context.Context, req resource.UpgradeStateRequest, resp *resource.UpgradeStateResponse) {
+	var state map[string]json.RawMessage
+	if err := json.Unmarshal(req.RawState.JSON, &state); err != nil {
+		resp.Diagnostics.AddError("Cannot upgrade the resource set state", err.Error())
+		return
+	}
+	if inv, ok := state["inventory"]; ok && string(inv) != "null" {
+		var entries []map[string]json.RawMessage
+		if err := json.Unmarshal(inv, &entries); err != nil {
+			resp.Diagnostics.AddError("Cannot upgrade the resource set state", "inventory: "+err.Error())
+			return
+		}
+		for _, en := range entries {
+			if _, ok := en["adopted"]; !ok {
+				en["adopted"] = json.RawMessage("false")
+			}
+		}
+		b, err := json.Marshal(entries)
+		if err != nil {
+			resp.Diagnostics.AddError("Cannot upgrade the resource set state", "inventory: "+err.Error())
+			return
+		}
+		state["inventory"] = b
+	}
+	b, err := json.Marshal(state)
+	if err != nil {
+		resp.Diagnostics.AddError("Cannot upgrade the resource set state", err.Error())
+		return
+	}
+	resp.DynamicValue = &tfprotov6.DynamicValue{JSON: b}
 }
 
 func driftValue(drift []kube.Drift) types.List {

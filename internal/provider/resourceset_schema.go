@@ -17,8 +17,10 @@ import (
 var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 
 var (
-	inventoryEntryType = types.ObjectType{AttrTypes: map[string]attr.Type{"id": types.StringType, "v": types.StringType}}
-	driftChangeType    = types.ObjectType{AttrTypes: map[string]attr.Type{
+	inventoryEntryType = types.ObjectType{AttrTypes: map[string]attr.Type{
+		"id": types.StringType, "v": types.StringType, "adopted": types.BoolType,
+	}}
+	driftChangeType = types.ObjectType{AttrTypes: map[string]attr.Type{
 		"op": types.StringType, "path": types.StringType, "from": types.StringType, "to": types.StringType,
 	}}
 	driftEntryType = types.ObjectType{AttrTypes: map[string]attr.Type{
@@ -32,6 +34,8 @@ var (
 func resourceSetSchema() schema.Schema {
 	replace := []planmodifier.String{stringplanmodifier.RequiresReplace()}
 	return schema.Schema{
+		// Version 1 added `adopted` to the inventory entries.
+		Version: 1,
 		Description: "A set of Kubernetes objects rendered from a matrix of inputs through `<< >>` templates, " +
 			"applied server-side in stages, pruned when they leave the set, with the semantics of flux-operator's ResourceSet. " +
 			"The inventory of applied objects is state; objects to create and to prune show in the plan.",
@@ -82,7 +86,11 @@ func resourceSetSchema() schema.Schema {
 			},
 			"inventory": schema.ListAttribute{
 				Computed: true, ElementType: inventoryEntryType,
-				Description: "The objects the set owns, sorted, as Flux inventories list them: `id` is `<namespace>_<name>_<group>_<kind>`, `v` the API version.",
+				MarkdownDescription: "The objects the set owns, sorted, as Flux inventories list them: `id` is `<namespace>_<name>_<group>_<kind>`, `v` the API version. " +
+					"`adopted` is true for an object that existed before the set first applied it: prune and destroy never delete an adopted object, " +
+					"they only remove the owner labels from it. The plan shows it for objects new to the inventory, read from the cluster; it is unknown " +
+					"for an object that already carries this set's owner labels (a set replaced after a failed apply), and the apply decides it. " +
+					"Entries written before the provider recorded adoption read as not adopted.",
 			},
 			"manifests": schema.StringAttribute{
 				Computed:    true,

@@ -17,8 +17,12 @@ import (
 	ssautils "github.com/fluxcd/pkg/ssa/utils"
 	"github.com/go-openapi/jsonpointer"
 	"golang.org/x/sync/errgroup"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -190,6 +194,98 @@ func (m *Manager) Delete(ctx context.Context, objs []*unstructured.Unstructured,
 	o.Inclusions = opts.Inclusions
 	o.Exclusions = opts.Exclusions
 	return m.rm.DeleteAll(ctx, objs, o)
+}
+
+// Lookup reads the metadata of objs from the cluster, concurrently. live[i] is
+// nil when objs[i] does not exist, which includes a kind the cluster does not
+// serve yet (its CRD comes later in the same set); errs[i] is the error of
+// reading objs[i], nil when it was read. Metadata is all the callers need, and
+// it keeps Secret data off the wire.
+func (m *Manager) Lookup(ctx context.Context, objs []*unstructured.Unstructured) (live []*metav1.PartialObjectMetadata, errs []error) {
+	live = make([]*metav1.PartialObjectMetadata, len(objs))
+	errs = make([]error, len(objs))
+	// The RESTMapper discovers again on every miss: ask it once per kind, not
+	// once per object of a kind the cluster does not serve.
+	served := map[schema.GroupVersionKind]error{}
+	for _, o := range objs {
+		gvk := o.GroupVersionKind()
+		if _, ok := served[gvk]; !ok {
+			_, served[gvk] = m.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		}
+	}
+	var g errgroup.Group
+	g.SetLimit(managerConcurrency)
+	for i, o := range objs {
+		if err := served[o.GroupVersionKind()]; err != nil {
+			if !meta.IsNoMatchError(err) {
+				errs[i] = fmt.Errorf("%s: %w", Describe(o), err)
+			}
+			continue
+		}
+		g.Go(func() error {
+			pm := &metav1.PartialObjectMetadata{}
+			pm.SetGroupVersionKind(o.GroupVersionKind())
+			switch err := m.client.Get(ctx, client.ObjectKeyFromObject(o), pm); {
+			case err == nil:
+				live[i] = pm
+			case apierrors.IsNotFound(err) || meta.IsNoMatchError(err):
+			default:
+				errs[i] = fmt.Errorf("%s: %w", Describe(o), err)
+			}
+			return nil
+		})
+	}
+	_ = g.Wait()
+	return live, errs
+}
+
+// DisownOptions are the options of Disown.
+type DisownOptions struct {
+	// Owner holds the owner labels to remove. An object that does not carry all
+	// of them, with these values, is not ours and is left alone.
+	Owner map[string]string
+	// Exclusions leaves alone the objects that carry any of these labels or
+	// annotations (prune: disabled).
+	Exclusions map[string]string
+}
+
+// Disown removes the owner labels from objs and leaves the objects otherwise as
+// they are. It patches metadata.labels with a JSON merge patch (the owner keys
+// set to null): a server-side apply without the labels would also drop every
+// other field our field manager owns, such as a ConfigMap's data. Objects
+// already gone are not an error.
+func (m *Manager) Disown(ctx context.Context, objs []*unstructured.Unstructured, opts DisownOptions) error {
+	owned := labels.SelectorFromSet(opts.Owner)
+	errs := make([]error, len(objs))
+	var g errgroup.Group
+	g.SetLimit(managerConcurrency)
+	for i, o := range objs {
+		g.Go(func() error {
+			live := &unstructured.Unstructured{}
+			live.SetGroupVersionKind(o.GroupVersionKind())
+			if err := m.client.Get(ctx, client.ObjectKeyFromObject(o), live); err != nil {
+				if !apierrors.IsNotFound(err) && !meta.IsNoMatchError(err) {
+					errs[i] = fmt.Errorf("%s query failed: %w", Describe(o), err)
+				}
+				return nil
+			}
+			if !owned.Matches(labels.Set(live.GetLabels())) || ssautils.AnyInMetadata(live, opts.Exclusions) {
+				return nil
+			}
+			before := live.DeepCopy()
+			l := live.GetLabels()
+			for k := range opts.Owner {
+				delete(l, k)
+			}
+			live.SetLabels(l)
+			if err := m.client.Patch(ctx, live, client.MergeFrom(before)); err != nil && !apierrors.IsNotFound(err) {
+				errs[i] = fmt.Errorf("%s removing the owner labels failed: %w", Describe(o), err)
+			}
+			return nil
+		})
+	}
+	_ = g.Wait()
+	return errors.Join(errs...)
 }
 
 // IgnoreRule excludes JSON pointers of the objects a selector matches from the

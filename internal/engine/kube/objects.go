@@ -23,6 +23,10 @@ const managerConcurrency = 8
 type Entry struct {
 	ID string
 	V  string
+	// Adopted marks an object that existed before the inventory's owner first
+	// applied it: the owner did not create it, so it never deletes it, and
+	// only takes its owner labels back when letting go of it.
+	Adopted bool
 }
 
 // ID returns the inventory ID of obj.

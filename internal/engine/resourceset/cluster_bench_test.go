@@ -84,7 +84,7 @@ func BenchmarkSet500(b *testing.B) {
 			ns := fmt.Sprintf("bench-create-%d-%d", time.Now().UnixNano()%1e6, i)
 			cleanup := benchNamespace(b, ns)
 			b.StartTimer()
-			if _, err := e.Apply(ctx, benchSpec(b, ns), nil); err != nil {
+			if _, err := e.Apply(ctx, benchSpec(b, ns), nil, nil); err != nil {
 				b.Fatal(err)
 			}
 			b.StopTimer()
@@ -96,13 +96,13 @@ func BenchmarkSet500(b *testing.B) {
 	steady := fmt.Sprintf("bench-steady-%d", time.Now().UnixNano()%1e6)
 	cleanup := benchNamespace(b, steady)
 	defer cleanup()
-	res, err := e.Apply(ctx, benchSpec(b, steady), nil)
+	res, err := e.Apply(ctx, benchSpec(b, steady), nil, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Run("apply-unchanged", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := e.Apply(ctx, benchSpec(b, steady), res.Inventory); err != nil {
+			if _, err := e.Apply(ctx, benchSpec(b, steady), res.Inventory, nil); err != nil {
 				b.Fatal(err)
 			}
 		}

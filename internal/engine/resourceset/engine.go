@@ -11,7 +11,6 @@ import (
 	"github.com/fluxcd/pkg/ssa"
 	ssautils "github.com/fluxcd/pkg/ssa/utils"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
@@ -37,6 +36,9 @@ type Result struct {
 	Manifests string
 	// Conditions is the Ready condition after an apply.
 	Conditions []Condition
+	// Undecided holds, after a plan, the IDs of the inventory entries whose
+	// Adopted flag only the apply can decide.
+	Undecided map[string]bool
 }
 
 func (e *Engine) factory(spec *Spec) (*kube.Factory, error) {
@@ -44,6 +46,16 @@ func (e *Engine) factory(spec *Spec) (*kube.Factory, error) {
 		return e.kube, nil
 	}
 	return e.kube.Impersonate(spec.Namespace, spec.ServiceAccountName)
+}
+
+// manager is the resource manager of spec's requests, impersonating its
+// service account if it names one.
+func (e *Engine) manager(spec *Spec) (*kube.Manager, error) {
+	f, err := e.factory(spec)
+	if err != nil {
+		return nil, err
+	}
+	return f.Manager()
 }
 
 // Desired renders the spec and defaults the namespaces of the rendered objects
@@ -64,8 +76,12 @@ func (e *Engine) Desired(ctx context.Context, spec *Spec) ([]*unstructured.Unstr
 	return dedupe(objs), nil
 }
 
-// Plan returns the inventory and manifests an apply of spec will leave.
-func (e *Engine) Plan(ctx context.Context, spec *Spec) (*Result, error) {
+// Plan returns the inventory and manifests an apply of spec will leave. prev
+// is the inventory in state: its entries keep their Adopted flags, and only
+// the objects new to it are read from the cluster, to show which the apply
+// adopts (Result.Undecided lists those it cannot tell yet). An object owned by
+// another set is an *OwnershipError.
+func (e *Engine) Plan(ctx context.Context, spec *Spec, prev []kube.Entry) (*Result, error) {
 	if err := ValidateDependencies(spec.Dependencies); err != nil {
 		return nil, err
 	}
@@ -77,15 +93,22 @@ func (e *Engine) Plan(ctx context.Context, spec *Spec) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Inventory: kube.Inventory(objs), Manifests: manifests}, nil
+	adopted, undecided, err := e.planAdoption(ctx, spec, objs, prev)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Inventory: inventoryOf(objs, adopted), Manifests: manifests, Undecided: undecided}, nil
 }
 
-// Apply waits for the dependencies, applies the set in stages, prunes the
-// objects of prev that left it, and with spec.Wait waits for the objects. The
-// result is never nil: after a failure its inventory holds what the cluster
-// really has (applied objects, and stale ones not yet pruned), so that state
-// can be saved and a second apply converges.
-func (e *Engine) Apply(ctx context.Context, spec *Spec, prev []kube.Entry) (*Result, error) {
+// Apply waits for the dependencies, decides which objects new to the
+// inventory it adopts, applies the set in stages, prunes the objects of prev
+// that left it, and with spec.Wait waits for the objects. planned is what the
+// plan showed of the new objects' adoption: an object that appeared or
+// disappeared since fails the apply before anything is applied, as does an
+// object owned by another set. The result is never nil: after a failure its
+// inventory holds what the cluster really has (applied objects, and stale ones
+// not yet pruned), so that state can be saved and a second apply converges.
+func (e *Engine) Apply(ctx context.Context, spec *Spec, prev []kube.Entry, planned Adoptions) (*Result, error) {
 	res := &Result{Inventory: slices.Clone(prev)}
 	fail := func(reason string, err error) (*Result, error) {
 		res.Conditions = []Condition{{Type: "Ready", Status: "False", Reason: reason, Message: err.Error()}}
@@ -107,11 +130,7 @@ func (e *Engine) Apply(ctx context.Context, spec *Spec, prev []kube.Entry) (*Res
 	if res.Manifests, err = Manifests(objs); err != nil {
 		return fail("BuildFailed", err)
 	}
-	f, err := e.factory(spec)
-	if err != nil {
-		return fail("ClientFailed", err)
-	}
-	m, err := f.Manager()
+	m, err := e.manager(spec)
 	if err != nil {
 		return fail("ClientFailed", err)
 	}
@@ -123,16 +142,23 @@ func (e *Engine) Apply(ctx context.Context, spec *Spec, prev []kube.Entry) (*Res
 		return fail("DependencyNotReady", err)
 	}
 
+	// Decided after the wait for dependencies, as close to the apply as
+	// possible.
+	adopted, err := e.applyAdoption(ctx, m, spec, objs, prev, planned)
+	if err != nil {
+		return fail("AdoptionFailed", err)
+	}
+	desired := inventoryOf(objs, adopted)
+
 	cs, applyErr := m.ApplyStaged(ctx, objs, kube.ApplyOptions{Force: spec.Force, WaitTimeout: timeout})
-	res.Inventory = union(res.Inventory, entriesIn(objs, cs, anyAction))
+	res.Inventory = union(res.Inventory, entriesIn(desired, cs, anyAction))
 	if applyErr != nil {
 		// A stage that fails part way loses its change set; what reached the
 		// cluster is what exists with our owner labels.
-		res.Inventory = union(res.Inventory, ownedExisting(ctx, m, spec, objs))
+		res.Inventory = union(res.Inventory, ownedExisting(ctx, m, spec, objs, desired))
 		return fail("ApplyFailed", fmt.Errorf("apply: %w", applyErr))
 	}
 
-	desired := kube.Inventory(objs)
 	remaining, pruneErr := prune(ctx, m, spec, subtract(prev, desired), timeout)
 	res.Inventory = union(desired, remaining)
 	if pruneErr != nil {
@@ -166,25 +192,18 @@ func (e *Engine) Drift(ctx context.Context, spec *Spec, inventory []kube.Entry) 
 			check = append(check, o)
 		}
 	}
-	f, err := e.factory(spec)
-	if err != nil {
-		return nil, err
-	}
-	m, err := f.Manager()
+	m, err := e.manager(spec)
 	if err != nil {
 		return nil, err
 	}
 	return m.Drift(ctx, check, kube.DriftOptions{})
 }
 
-// Delete prunes the whole inventory, in the same stages as prune. It returns
-// the entries whose objects still exist.
+// Delete prunes the whole inventory, as prune does: adopted objects stay in
+// the cluster without the owner labels. It returns the entries it could not
+// let go of.
 func (e *Engine) Delete(ctx context.Context, spec *Spec, inventory []kube.Entry) ([]kube.Entry, error) {
-	f, err := e.factory(spec)
-	if err != nil {
-		return inventory, err
-	}
-	m, err := f.Manager()
+	m, err := e.manager(spec)
 	if err != nil {
 		return inventory, err
 	}
@@ -200,43 +219,52 @@ func (e *Engine) Delete(ctx context.Context, spec *Spec, inventory []kube.Entry)
 // accounts) to clean up after themselves.
 const fluxWaitTimeout = time.Minute
 
-// prune deletes the objects of stale that carry the set's owner labels and are
-// not annotated prune: disabled: Flux objects first (waiting for them to go),
+// prune lets go of the objects of stale. Adopted objects are not the set's to
+// delete: they only lose the owner labels. The others are deleted if they
+// carry the set's owner labels: Flux objects first (waiting for them to go),
 // then the other objects, then cluster definitions (CRDs, Namespaces,
-// ClusterRoles). It returns the entries whose objects still exist.
+// ClusterRoles). Objects annotated prune: disabled are left as they are. It
+// returns the entries whose objects it could not let go of.
 func prune(ctx context.Context, m *kube.Manager, spec *Spec, stale []kube.Entry, timeout time.Duration) ([]kube.Entry, error) {
 	if len(stale) == 0 {
 		return nil, nil
 	}
-	var flux, rest, defs []*unstructured.Unstructured
+	var adopted, flux, rest, defs []kube.Entry
 	for _, en := range stale {
 		o, err := kube.ObjectOf(en)
 		if err != nil {
 			return stale, err
 		}
 		switch {
+		case en.Adopted:
+			adopted = append(adopted, en)
 		case isFluxKind(o):
-			flux = append(flux, o)
+			flux = append(flux, en)
 		case ssautils.IsClusterDefinition(o):
-			defs = append(defs, o)
+			defs = append(defs, en)
 		default:
-			rest = append(rest, o)
+			rest = append(rest, en)
 		}
 	}
-	opts := kube.DeleteOptions{
-		Inclusions: map[string]string{NameLabel: spec.Name, NamespaceLabel: spec.Namespace},
-		Exclusions: map[string]string{PruneAnnotation: DisabledValue},
-	}
+	exclusions := map[string]string{PruneAnnotation: DisabledValue}
 	var remaining []kube.Entry
 	var errs []error
-	for i, stage := range [][]*unstructured.Unstructured{flux, rest, defs} {
+	if len(adopted) > 0 {
+		err := m.Disown(ctx, objectsOf(adopted), kube.DisownOptions{Owner: ownerLabels(spec), Exclusions: exclusions})
+		if err != nil {
+			errs = append(errs, err)
+			remaining = append(remaining, adopted...)
+		}
+	}
+	opts := kube.DeleteOptions{Inclusions: ownerLabels(spec), Exclusions: exclusions}
+	for i, stage := range [][]kube.Entry{flux, rest, defs} {
 		if len(stage) == 0 {
 			continue
 		}
-		cs, err := m.Delete(ctx, stage, opts)
+		cs, err := m.Delete(ctx, objectsOf(stage), opts)
 		if err != nil {
 			errs = append(errs, err)
-			remaining = append(remaining, entriesOf(stage)...)
+			remaining = append(remaining, stage...)
 			continue
 		}
 		wait := timeout
@@ -252,14 +280,26 @@ func prune(ctx context.Context, m *kube.Manager, spec *Spec, stale []kube.Entry,
 	return remaining, errors.Join(errs...)
 }
 
+// objectsOf returns objects carrying the identities of entries, which parse:
+// prune checked them.
+func objectsOf(entries []kube.Entry) []*unstructured.Unstructured {
+	out := make([]*unstructured.Unstructured, 0, len(entries))
+	for _, en := range entries {
+		if o, err := kube.ObjectOf(en); err == nil {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
 func isFluxKind(o *unstructured.Unstructured) bool {
 	g := o.GroupVersionKind().Group
 	return strings.HasSuffix(g, ".toolkit.fluxcd.io") || g == "fluxcd.controlplane.io"
 }
 
-// entriesIn returns the entries of objs that the change set lists with an
-// action keep accepts.
-func entriesIn(objs []*unstructured.Unstructured, cs *ssa.ChangeSet, keep func(ssa.Action) bool) []kube.Entry {
+// entriesIn returns the entries that the change set lists with an action keep
+// accepts.
+func entriesIn(entries []kube.Entry, cs *ssa.ChangeSet, keep func(ssa.Action) bool) []kube.Entry {
 	if cs == nil {
 		return nil
 	}
@@ -270,8 +310,8 @@ func entriesIn(objs []*unstructured.Unstructured, cs *ssa.ChangeSet, keep func(s
 		}
 	}
 	var out []kube.Entry
-	for _, o := range objs {
-		if en := kube.EntryOf(o); listed[en.ID] {
+	for _, en := range entries {
+		if listed[en.ID] {
 			out = append(out, en)
 		}
 	}
@@ -281,32 +321,30 @@ func entriesIn(objs []*unstructured.Unstructured, cs *ssa.ChangeSet, keep func(s
 func anyAction(ssa.Action) bool       { return true }
 func deletedAction(a ssa.Action) bool { return a == ssa.DeletedAction }
 
-// ownedExisting returns the entries of the objects that exist in the cluster
-// with this set's owner labels.
-func ownedExisting(ctx context.Context, m *kube.Manager, spec *Spec, objs []*unstructured.Unstructured) []kube.Entry {
-	var out []kube.Entry
-	for _, o := range objs {
-		live := &unstructured.Unstructured{}
-		live.SetGroupVersionKind(o.GroupVersionKind())
-		if err := m.Client().Get(ctx, client.ObjectKeyFromObject(o), live); err != nil {
+// ownedExisting returns the entries of desired (the inventory of objs) whose
+// objects exist in the cluster with this set's owner labels.
+func ownedExisting(ctx context.Context, m *kube.Manager, spec *Spec, objs []*unstructured.Unstructured, desired []kube.Entry) []kube.Entry {
+	live, _ := m.Lookup(ctx, objs)
+	owned := map[string]bool{}
+	for i, o := range objs {
+		if live[i] == nil {
 			continue
 		}
-		if l := live.GetLabels(); l[NameLabel] == spec.Name && l[NamespaceLabel] == spec.Namespace {
-			out = append(out, kube.EntryOf(o))
+		if own, _ := ownershipOf(spec, live[i].GetLabels()); own == ownedBySet {
+			owned[kube.ID(o)] = true
+		}
+	}
+	var out []kube.Entry
+	for _, en := range desired {
+		if owned[en.ID] {
+			out = append(out, en)
 		}
 	}
 	return out
 }
 
-func entriesOf(objs []*unstructured.Unstructured) []kube.Entry {
-	out := make([]kube.Entry, 0, len(objs))
-	for _, o := range objs {
-		out = append(out, kube.EntryOf(o))
-	}
-	return out
-}
-
-// union merges entry lists by ID, the first list's version winning, sorted.
+// union merges entry lists by ID, the first list's entry (version, adoption)
+// winning, sorted.
 func union(a, b []kube.Entry) []kube.Entry {
 	seen := map[string]bool{}
 	var out []kube.Entry

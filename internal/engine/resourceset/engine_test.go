@@ -118,7 +118,7 @@ spec:
 `),
 		},
 	}
-	plan, err := e.Plan(ctx, spec)
+	plan, err := e.Plan(ctx, spec, nil)
 	if err != nil {
 		t.Fatalf("plan before the CRDs exist: %v", err)
 	}
@@ -133,7 +133,7 @@ spec:
 	if got := entryIDs(plan.Inventory); got != strings.Join(want, " ") {
 		t.Fatalf("planned inventory\n %s\nwant\n %s", got, strings.Join(want, " "))
 	}
-	res, err := e.Apply(ctx, spec, nil)
+	res, err := e.Apply(ctx, spec, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ spec:
 	}
 
 	spec.Inputs = spec.Inputs[:1]
-	res, err = e.Apply(ctx, spec, res.Inventory)
+	res, err = e.Apply(ctx, spec, res.Inventory, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +205,7 @@ func TestEngine_dependencyGate(t *testing.T) {
 		}
 	}()
 	start := time.Now()
-	res, err := e.Apply(ctx, spec, nil)
+	res, err := e.Apply(ctx, spec, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +219,7 @@ func TestEngine_dependencyGate(t *testing.T) {
 	// An unmet dependency fails at the timeout, naming it.
 	spec.Dependencies[0].Name = "never"
 	spec.Timeout = 2 * time.Second
-	_, err = e.Apply(ctx, spec, res.Inventory)
+	_, err = e.Apply(ctx, spec, res.Inventory, nil)
 	if err == nil || !strings.Contains(err.Error(), "Secret default/never: not found") {
 		t.Fatalf("want the unmet dependency named, got %v", err)
 	}
@@ -244,7 +244,7 @@ spec:
       containers: [{name: web, image: ghcr.io/stefanprodan/podinfo:6.0.0}]
 `,
 	}
-	res, err := e.Apply(ctx, spec, nil)
+	res, err := e.Apply(ctx, spec, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,14 +275,14 @@ spec:
 `
 	}
 	spec := &Spec{Name: "jobs", Namespace: "default", Timeout: time.Minute, ResourcesTemplate: job("busybox:1")}
-	res, err := e.Apply(ctx, spec, nil)
+	res, err := e.Apply(ctx, spec, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	first, _ := get(t, c, "batch/v1", "Job", "default", "once")
 
 	spec.ResourcesTemplate = job("busybox:2")
-	failed, err := e.Apply(ctx, spec, res.Inventory)
+	failed, err := e.Apply(ctx, spec, res.Inventory, nil)
 	if err == nil || !strings.Contains(err.Error(), "immutable") {
 		t.Fatalf("want an immutable field error, got %v", err)
 	}
@@ -291,7 +291,7 @@ spec:
 	}
 
 	spec.Force = true
-	if _, err := e.Apply(ctx, spec, failed.Inventory); err != nil {
+	if _, err := e.Apply(ctx, spec, failed.Inventory, nil); err != nil {
 		t.Fatal(err)
 	}
 	second, _ := get(t, c, "batch/v1", "Job", "default", "once")
@@ -315,7 +315,7 @@ kind: ConfigMap
 metadata: {name: drifty-b}
 data: {k: v}
 `}
-	res, err := e.Apply(ctx, spec, nil)
+	res, err := e.Apply(ctx, spec, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -345,7 +345,7 @@ func TestEngine_impersonation(t *testing.T) {
 	}
 	spec := &Spec{Name: "imp", Namespace: "default", ServiceAccountName: "limited", Timeout: 30 * time.Second,
 		ResourcesTemplate: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: imp\ndata: {a: b}\n"}
-	_, err := e.Apply(ctx, spec, nil)
+	_, err := e.Apply(ctx, spec, nil, nil)
 	if err == nil || !strings.Contains(err.Error(), `"system:serviceaccount:default:limited" cannot`) {
 		t.Fatalf("want a forbidden error naming the service account, got %v", err)
 	}
@@ -367,7 +367,7 @@ subjects: [{kind: ServiceAccount, name: limited, namespace: default}]
 			t.Fatal(err)
 		}
 	}
-	if _, err := e.Apply(ctx, spec, nil); err != nil {
+	if _, err := e.Apply(ctx, spec, nil, nil); err != nil {
 		t.Fatalf("allowed by RBAC, still failed: %v", err)
 	}
 }

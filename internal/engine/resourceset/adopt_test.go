@@ -1,0 +1,343 @@
+package resourceset
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"maps"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
+)
+
+func adoptedFlags(entries []kube.Entry) map[string]bool {
+	out := map[string]bool{}
+	for _, en := range entries {
+		out[en.ID] = en.Adopted
+	}
+	return out
+}
+
+// createConfigMap creates a ConfigMap as someone other than the set would,
+// and deletes it when the test ends.
+func createConfigMap(t *testing.T, c client.Client, ns, name string, data, labels map[string]string) {
+	t.Helper()
+	cm := &corev1.ConfigMap{Data: data}
+	cm.Namespace, cm.Name, cm.Labels = ns, name, labels
+	if err := c.Create(testCtx(t), cm); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(context.Background(), cm) })
+}
+
+// uniqueName is prefix with a random suffix, for objects that outlive a test
+// (a Namespace takes a while to go).
+func uniqueName(prefix string) string {
+	b := make([]byte, 3)
+	_, _ = rand.Read(b)
+	return prefix + "-" + hex.EncodeToString(b)
+}
+
+// ownerOf returns the owner labels of a live object, "" when it has none.
+func ownerOf(t *testing.T, c client.Client, apiVersion, kind, ns, name string) string {
+	t.Helper()
+	u, ok := get(t, c, apiVersion, kind, ns, name)
+	if !ok {
+		t.Fatalf("%s %s/%s is gone", kind, ns, name)
+	}
+	l := u.GetLabels()
+	if l[NameLabel] == "" && l[NamespaceLabel] == "" {
+		return ""
+	}
+	return l[NamespaceLabel] + "/" + l[NameLabel]
+}
+
+// An object that existed before the set is planned and applied as adopted,
+// one the set creates as not; when the adopted one leaves the set, prune only
+// takes the owner labels back and the data (its own and what the set applied)
+// stays.
+func TestEngine_pruneAdoptedRemovesOnlyOwnerLabels(t *testing.T) {
+	ctx := testCtx(t)
+	e, c := newEngine(t)
+	createConfigMap(t, c, "default", "adopt-prune", map[string]string{"theirs": "keep"}, nil)
+	both := `
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: adopt-prune}
+data: {ours: set}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: adopt-made}
+data: {ours: set}
+`
+	spec := &Spec{Name: "adopter", Namespace: "default", ResourcesTemplate: both}
+	const adoptedID, madeID = "default_adopt-prune__ConfigMap", "default_adopt-made__ConfigMap"
+
+	plan, err := e.Plan(ctx, spec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{adoptedID: true, madeID: false}
+	if got := adoptedFlags(plan.Inventory); !maps.Equal(got, want) || len(plan.Undecided) != 0 {
+		t.Fatalf("planned adoption %v, undecided %v; want %v", got, plan.Undecided, want)
+	}
+	res, err := e.Apply(ctx, spec, nil, Adoptions(adoptedFlags(plan.Inventory)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := adoptedFlags(res.Inventory); !maps.Equal(got, want) {
+		t.Fatalf("applied adoption %v, want %v", got, want)
+	}
+	if o := ownerOf(t, c, "v1", "ConfigMap", "default", "adopt-prune"); o != "default/adopter" {
+		t.Fatalf("owner after apply %q", o)
+	}
+
+	// The plan of the next apply knows the flags from the inventory alone.
+	spec.ResourcesTemplate = strings.SplitN(both, "---", 2)[1]
+	plan, err = e.Plan(ctx, spec, res.Inventory)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := adoptedFlags(plan.Inventory); !maps.Equal(got, map[string]bool{madeID: false}) {
+		t.Fatalf("planned inventory after removing the adopted object: %v", got)
+	}
+	res, err = e.Apply(ctx, spec, res.Inventory, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := entryIDs(res.Inventory); got != madeID {
+		t.Fatalf("inventory after prune %s", got)
+	}
+	var cm corev1.ConfigMap
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "adopt-prune"}, &cm); err != nil {
+		t.Fatalf("prune deleted the adopted ConfigMap: %v", err)
+	}
+	if _, ok := cm.Labels[NameLabel]; ok || cm.Labels[NamespaceLabel] != "" {
+		t.Fatalf("owner labels left on the pruned adopted object: %v", cm.Labels)
+	}
+	if !maps.Equal(cm.Data, map[string]string{"theirs": "keep", "ours": "set"}) {
+		t.Fatalf("data of the pruned adopted object: %v", cm.Data)
+	}
+
+	if left, err := e.Delete(ctx, spec, res.Inventory); err != nil || len(left) != 0 {
+		t.Fatalf("delete: left %v, err %v", left, err)
+	}
+	if _, ok := get(t, c, "v1", "ConfigMap", "default", "adopt-made"); ok {
+		t.Fatal("the ConfigMap the set created survived delete")
+	}
+}
+
+// Delete, as a failed create's replacement runs it, keeps an adopted
+// Namespace and what it holds, and deletes what the set created in it.
+func TestEngine_deleteKeepsAdoptedObjects(t *testing.T) {
+	ctx := testCtx(t)
+	e, c := newEngine(t)
+	ns := &corev1.Namespace{}
+	ns.Name = uniqueName("adopt-delete")
+	if err := c.Create(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(context.Background(), ns) })
+	createConfigMap(t, c, ns.Name, "precious", map[string]string{"keep": "me"}, nil)
+	spec := &Spec{Name: "deleter", Namespace: "default", ResourcesTemplate: `
+apiVersion: v1
+kind: Namespace
+metadata: {name: ` + ns.Name + `}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: made, namespace: ` + ns.Name + `}
+`}
+	res, err := e.Apply(ctx, spec, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{"_" + ns.Name + "__Namespace": true, ns.Name + "_made__ConfigMap": false}
+	if got := adoptedFlags(res.Inventory); !maps.Equal(got, want) {
+		t.Fatalf("adoption %v, want %v", got, want)
+	}
+	left, err := e.Delete(ctx, spec, res.Inventory)
+	if err != nil || len(left) != 0 {
+		t.Fatalf("delete: left %v, err %v", left, err)
+	}
+	if o := ownerOf(t, c, "v1", "Namespace", "", ns.Name); o != "" {
+		t.Fatalf("the adopted Namespace keeps the owner labels of %s", o)
+	}
+	if _, ok := get(t, c, "v1", "ConfigMap", ns.Name, "precious"); !ok {
+		t.Fatal("the ConfigMap in the adopted Namespace is gone")
+	}
+	if _, ok := get(t, c, "v1", "ConfigMap", ns.Name, "made"); ok {
+		t.Fatal("the ConfigMap the set created survived delete")
+	}
+}
+
+// An object created or deleted between the plan and the apply fails the apply
+// before anything is applied, naming it; without plan information the apply
+// decides alone.
+func TestEngine_applyRefusesStalePlan(t *testing.T) {
+	ctx := testCtx(t)
+	e, c := newEngine(t)
+	spec := &Spec{Name: "stale", Namespace: "default", ResourcesTemplate: `
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: stale-appears}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: stale-other}
+`}
+	plan, err := e.Plan(ctx, spec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	planned := Adoptions(adoptedFlags(plan.Inventory))
+	if planned["default_stale-appears__ConfigMap"] {
+		t.Fatal("planned as adopted before it exists")
+	}
+	createConfigMap(t, c, "default", "stale-appears", map[string]string{"someone": "else"}, nil)
+
+	res, err := e.Apply(ctx, spec, nil, planned)
+	var se *StalePlanError
+	if !errors.As(err, &se) || !se.Exists || !strings.Contains(err.Error(), "ConfigMap/default/stale-appears exists now") ||
+		!strings.Contains(err.Error(), "plan again") {
+		t.Fatalf("want a stale plan error naming the object, got %v", err)
+	}
+	if len(res.Inventory) != 0 || res.Conditions[0].Reason != "AdoptionFailed" {
+		t.Fatalf("inventory %v, conditions %+v", res.Inventory, res.Conditions)
+	}
+	if o := ownerOf(t, c, "v1", "ConfigMap", "default", "stale-appears"); o != "" {
+		t.Fatalf("the object was taken over by %s", o)
+	}
+	if _, ok := get(t, c, "v1", "ConfigMap", "default", "stale-other"); ok {
+		t.Fatal("an object was applied before the apply failed")
+	}
+
+	// Planned as adopted, deleted before the apply.
+	plan, err = e.Plan(ctx, spec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	planned = Adoptions(adoptedFlags(plan.Inventory))
+	if !planned["default_stale-appears__ConfigMap"] {
+		t.Fatal("an existing object must plan as adopted")
+	}
+	cm := &corev1.ConfigMap{}
+	cm.Namespace, cm.Name = "default", "stale-appears"
+	if err := c.Delete(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.Apply(ctx, spec, nil, planned)
+	if !errors.As(err, &se) || se.Exists || !strings.Contains(err.Error(), "ConfigMap/default/stale-appears no longer exists") {
+		t.Fatalf("want a stale plan error for the deleted object, got %v", err)
+	}
+	if _, ok := get(t, c, "v1", "ConfigMap", "default", "stale-appears"); ok {
+		t.Fatal("the deleted object was created by an apply whose plan was stale")
+	}
+
+	// No plan information (inputs were unknown at plan): the cluster decides.
+	createConfigMap(t, c, "default", "stale-appears", nil, nil)
+	res, err = e.Apply(ctx, spec, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{"default_stale-appears__ConfigMap": true, "default_stale-other__ConfigMap": false}
+	if got := adoptedFlags(res.Inventory); !maps.Equal(got, want) {
+		t.Fatalf("adoption %v, want %v", got, want)
+	}
+	if _, err := e.Delete(ctx, spec, res.Inventory); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// An object that carries another set's owner labels is refused at plan and at
+// apply, naming the owner and the attribute that renders it; the owner's
+// object is left as it was.
+func TestEngine_refusesObjectOwnedByAnotherSet(t *testing.T) {
+	ctx := testCtx(t)
+	e, c := newEngine(t)
+	a := &Spec{Name: "owner-a", Namespace: "default",
+		ResourcesTemplate: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: contested}\ndata: {by: a}\n"}
+	resA, err := e.Apply(ctx, a, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &Spec{Name: "owner-b", Namespace: "default",
+		Resources:         []map[string]any{mustMap(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: contested}\ndata: {by: b}\n")},
+		ResourcesTemplate: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: uncontested}\n",
+	}
+	_, err = e.Plan(ctx, b, nil)
+	var oe *OwnershipError
+	if !errors.As(err, &oe) || oe.Owner != "default/owner-a" || oe.Attribute != "resources" ||
+		err.Error() != "ConfigMap/default/contested is owned by resourceset default/owner-a; remove it from one of the sets" {
+		t.Fatalf("plan: want an ownership error naming owner-a on resources, got %v (%+v)", err, oe)
+	}
+	// In resources_template instead.
+	b2 := &Spec{Name: "owner-b", Namespace: "default", ResourcesTemplate: a.ResourcesTemplate}
+	if _, err := e.Plan(ctx, b2, nil); !errors.As(err, &oe) || oe.Attribute != "resources_template" {
+		t.Fatalf("plan: want an ownership error on resources_template, got %v (%+v)", err, oe)
+	}
+
+	res, err := e.Apply(ctx, b, nil, nil)
+	if !errors.As(err, &oe) || oe.Owner != "default/owner-a" {
+		t.Fatalf("apply: want an ownership error naming owner-a, got %v", err)
+	}
+	if len(res.Inventory) != 0 {
+		t.Fatalf("inventory after the refused apply %v", res.Inventory)
+	}
+	var cm corev1.ConfigMap
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "contested"}, &cm); err != nil {
+		t.Fatal(err)
+	}
+	if cm.Data["by"] != "a" || cm.Labels[NameLabel] != "owner-a" {
+		t.Fatalf("owner-a's object changed: data %v labels %v", cm.Data, cm.Labels)
+	}
+	if _, ok := get(t, c, "v1", "ConfigMap", "default", "uncontested"); ok {
+		t.Fatal("the refused set applied an object")
+	}
+	if _, err := e.Delete(ctx, a, resA.Inventory); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// An object new to the inventory that already carries this set's owner labels
+// (an apply that left no state) plans with its adoption undecided; the apply
+// adopts it.
+func TestEngine_ownLabelledObjectUndecidedAtPlan(t *testing.T) {
+	ctx := testCtx(t)
+	e, c := newEngine(t)
+	createConfigMap(t, c, "default", "leftover", nil, map[string]string{NameLabel: "leftover", NamespaceLabel: "default"})
+	spec := &Spec{Name: "leftover", Namespace: "default",
+		ResourcesTemplate: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: leftover}\n"}
+	const id = "default_leftover__ConfigMap"
+	plan, err := e.Plan(ctx, spec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !plan.Undecided[id] {
+		t.Fatalf("want %s undecided, got %v", id, plan.Undecided)
+	}
+	// The prior inventory decides without asking the cluster.
+	plan, err = e.Plan(ctx, spec, []kube.Entry{{ID: id, V: "v1"}})
+	if err != nil || len(plan.Undecided) != 0 || plan.Inventory[0].Adopted {
+		t.Fatalf("with the entry in the prior inventory: %+v, %v", plan, err)
+	}
+	res, err := e.Apply(ctx, spec, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Inventory[0].Adopted {
+		t.Fatal("an existing object must be applied as adopted")
+	}
+	if _, err := e.Delete(ctx, spec, res.Inventory); err != nil {
+		t.Fatal(err)
+	}
+	if o := ownerOf(t, c, "v1", "ConfigMap", "default", "leftover"); o != "" {
+		t.Fatalf("owner labels left: %s", o)
+	}
+}
