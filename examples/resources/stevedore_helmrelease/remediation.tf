@@ -1,7 +1,9 @@
 # helm-controller's remediation: a failed install is uninstalled and retried; a
 # failed upgrade, or one whose tests fail, is rolled back to the last release that
 # passed its tests and retried. When retries run out the apply fails with the
-# release's real status in state, and the next apply continues from there.
+# release's real status in state and a Stalled condition (RetriesExceeded); every
+# plan shows a change and every apply fails the same way, until the configuration
+# changes or reset_token gets a new value (Flux's reconcile.fluxcd.io/resetAt).
 resource "stevedore_helmrelease" "podinfo" {
   name      = "podinfo"
   namespace = "apps"
@@ -12,6 +14,9 @@ resource "stevedore_helmrelease" "podinfo" {
   }
 
   timeout = "5m"
+
+  # Set to a new value (a date, a ticket) to try again with the same configuration.
+  reset_token = "2026-11-23"
 
   install {
     crds = "Create"
