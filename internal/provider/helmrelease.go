@@ -166,6 +166,10 @@ func (r *helmReleaseResource) ModifyPlan(ctx context.Context, req resource.Modif
 			fmt.Sprintf("helmrelease %s: %s; drift_detection.mode is warn, so apply leaves it", plan.ID.ValueString(), driftSummary(state.Drift)))
 	}
 
+	if plan.Suspend.ValueBool() {
+		r.planSuspended(&plan, state, resp)
+		return
+	}
 	if !known || r.offline() || len(resp.RequiresReplace) > 0 {
 		r.planUnknown(&plan, meta, mode)
 		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
@@ -219,6 +223,29 @@ func (r *helmReleaseResource) ModifyPlan(ctx context.Context, req resource.Modif
 		plan.Drift = emptyDrift()
 	}
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+}
+
+// planSuspended plans a suspended release: nothing happens to it, so its
+// computed attributes stay as refresh read them.
+func (r *helmReleaseResource) planSuspended(plan, state *helmReleaseModel, resp *resource.ModifyPlanResponse) {
+	id := plan.ID.ValueString()
+	switch {
+	case state == nil:
+		resp.Diagnostics.AddAttributeError(path.Root("suspend"), "Cannot create a suspended release",
+			fmt.Sprintf("helmrelease %s: a suspended release is left alone, so it would never be installed: create it with suspend unset, "+
+				"or import the release", id))
+		return
+	case len(resp.RequiresReplace) > 0:
+		resp.Diagnostics.AddAttributeError(path.Root("suspend"), "Cannot replace a suspended release",
+			fmt.Sprintf("helmrelease %s: this change replaces the release (uninstall, install), which a suspended release does not do: "+
+				"unset suspend to apply it", id))
+		return
+	}
+	resp.Diagnostics.AddWarning("Release suspended",
+		fmt.Sprintf("helmrelease %s: suspend is set: apply leaves the release alone, and destroy leaves it installed", id))
+	plan.copyStatus(state)
+	plan.ChartDigest = state.ChartDigest
+	resp.Diagnostics.Append(resp.Plan.Set(context.Background(), plan)...)
 }
 
 // planChart resolves the chart the release will get. For an artifact's path
@@ -396,6 +423,14 @@ func (r *helmReleaseResource) Update(ctx context.Context, req resource.UpdateReq
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	if plan.Suspend.ValueBool() {
+		// Nothing happens to a suspended release: the state takes the new
+		// configuration, and the release's attributes stay as read.
+		plan.copyStatus(&state)
+		plan.ChartDigest = state.ChartDigest
+		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+		return
+	}
 	if saved := r.reconcile(ctx, &plan, &state, &resp.Diagnostics); saved {
 		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 	}
@@ -501,6 +536,13 @@ func (r *helmReleaseResource) Delete(ctx context.Context, req resource.DeleteReq
 	}
 	if r.offline() {
 		resp.Diagnostics.AddError("Provider not configured", "helmrelease "+state.ID.ValueString()+": the provider configuration is not known")
+		return
+	}
+	if state.Suspend.ValueBool() {
+		// helm-controller skips the uninstall of a suspended HelmRelease.
+		resp.Diagnostics.AddWarning("Release left installed",
+			fmt.Sprintf("helmrelease %s: suspend is set, so destroy removes the resource from state and leaves release %s in storage namespace %s",
+				state.ID.ValueString(), state.ReleaseName.ValueString(), state.StorageNamespace.ValueString()))
 		return
 	}
 	spec, _, diags := helmReleaseSpec(ctx, &state)

@@ -30,6 +30,7 @@ type helmReleaseModel struct {
 	Timeout            types.String  `tfsdk:"timeout"`
 	PersistentClient   types.Bool    `tfsdk:"persistent_client"`
 	ResetToken         types.String  `tfsdk:"reset_token"`
+	Suspend            types.Bool    `tfsdk:"suspend"`
 	Values             types.Dynamic `tfsdk:"values"`
 
 	Chart          *releaseChartModel     `tfsdk:"chart"`
@@ -444,12 +445,12 @@ func valuesFrom(v types.Dynamic) (map[string]any, error) {
 // one state was applied with: Flux's new generation of a HelmRelease, after
 // which the failure counters start over. Computed attributes (the defaulted
 // release name and storage namespace, the chart archive's path and digest,
-// which the engine compares itself) do not count; reset_token does.
+// which the engine compares itself) do not count; reset_token and suspend do.
 func newGeneration(ctx context.Context, state, plan *helmReleaseModel) bool {
 	if state == nil {
 		return false
 	}
-	if !state.ResetToken.Equal(plan.ResetToken) {
+	if !state.ResetToken.Equal(plan.ResetToken) || state.Suspend.ValueBool() != plan.Suspend.ValueBool() {
 		return true
 	}
 	if (state.Chart == nil) != (plan.Chart == nil) || state.Chart != nil && state.Chart.inline() && plan.Chart.changedFrom(&state.Chart.chartSourceModel) {

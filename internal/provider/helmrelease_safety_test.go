@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
@@ -233,4 +234,62 @@ func scaleDeployment(t *testing.T, ns, name string, replicas int64) {
 	if err := testClient(t).Update(t.Context(), d); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestAccHelmRelease_suspend: Flux's spec.suspend. A suspended release is
+// left alone: a values change is saved without an upgrade, drift is refreshed
+// but not corrected (the plan is empty), and unsuspending applies what is
+// pending in one upgrade. Destroy of a suspended release leaves it installed,
+// as helm-controller skips the uninstall.
+func TestAccHelmRelease_suspend(t *testing.T) {
+	ns := uniqueNamespace(t, "hr-suspend")
+	cacheDir := t.TempDir()
+	chartDir := chartCopy(t, "1.0.0")
+	config := func(replicas int, suspend bool) string {
+		return releaseConfig(cacheDir, chartDir, ns, fmt.Sprintf(`
+  values  = { replicaCount = %d }
+  suspend = %t`, replicas, suspend))
+	}
+	kubeconfig := testenv.Need(t).Cluster.Kubeconfig
+	accTest(t, resource.TestCase{
+		CheckDestroy: func(*terraform.State) error {
+			if got := releaseRevisions(t, ns, "podinfo"); !slices.Equal(got, []string{"1:superseded", "2:deployed"}) {
+				return fmt.Errorf("destroy of a suspended release changed it: revisions %v", got)
+			}
+			// Left installed on purpose; the next CLI's run installs it anew.
+			return testenv.HelmUninstall(kubeconfig, ns, "podinfo")
+		},
+		Steps: []resource.TestStep{
+			{
+				Config: config(1, true),
+				// Nothing to leave alone yet.
+				ExpectError: regexp.MustCompile(`Cannot create a suspended release`),
+			},
+			{Config: config(1, false)},
+			{
+				Config: config(2, true),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionUpdate),
+					plancheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(1)),
+				}},
+				Check: checkRevisions(t, ns, "podinfo", "1:deployed"),
+			},
+			{
+				PreConfig: func() { scaleDeployment(t, ns, "podinfo", 4) },
+				Config:    config(2, true),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					expectPriorDrift(releaseAddr, map[string][]string{ns + "_podinfo_apps_Deployment": {"/spec/replicas=4->1"}}),
+					plancheck.ExpectEmptyPlan(),
+				}},
+			},
+			{
+				Config: config(2, false),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectUnknownValue(releaseAddr, tfjsonpath.New("version")),
+				}},
+				Check: checkRevisions(t, ns, "podinfo", "1:superseded", "2:deployed"),
+			},
+			{Config: config(2, true)},
+		},
+	})
 }

@@ -89,6 +89,13 @@ func helmReleaseSchema() schema.Schema {
 				Validators: []validator.Int64{int64validator.AtLeast(0)},
 			},
 			"timeout": duration("Timeout of each Helm action whose own `timeout` is not set. A Go duration; default `5m`."),
+			"suspend": schema.BoolAttribute{
+				Optional: true,
+				MarkdownDescription: "Flux's `spec.suspend`: refresh still reads the release and its drift, but plan and apply leave it " +
+					"alone (the plan warns), and destroy removes the resource from state without uninstalling the release, as " +
+					"helm-controller skips the uninstall of a suspended HelmRelease. A release is installed before it can be " +
+					"suspended, and a change that would replace it (chart name, `release_name`, namespaces) needs `suspend` unset.",
+			},
 			"reset_token": schema.StringAttribute{
 				Optional: true,
 				MarkdownDescription: "Any new value resets the failure counters, so that apply tries again after remediation retries " +
@@ -159,7 +166,7 @@ func helmReleaseSchema() schema.Schema {
 					"crds": schema.StringAttribute{Optional: true, Validators: []validator.String{crdPolicy},
 						Description: "CRDs in the chart's crds/: `Skip`, `Create` (default: create missing ones, never update) or `CreateReplace` (also update existing ones; never delete)."},
 					"replace":                    optBool("Reuse the name of a release that was uninstalled with history kept."),
-					"create_namespace":           optBool("Create the target namespace if it does not exist."),
+					"create_namespace":           optBool("Create the namespace the release installs into (`target_namespace`, else `namespace`) if it does not exist."),
 					"disable_hooks":              optBool("Skip the chart's install hooks."),
 					"disable_openapi_validation": optBool("Do not validate rendered objects against the OpenAPI schema."),
 					"disable_wait":               optBool("Do not wait for the objects to be ready."),

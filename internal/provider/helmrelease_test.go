@@ -510,17 +510,21 @@ func TestAccHelmRelease_testFailureRolledBack(t *testing.T) {
 				// Rolled back: revision 3 is the first release again. The
 				// configuration is not what runs and no retry is left: the plan
 				// is not empty and apply fails with RetriesExceeded, doing
-				// nothing, until the configuration changes.
+				// nothing, until the configuration changes. Drift found by
+				// refresh stays in the plan: the stalled apply corrects nothing.
 				PreConfig: func() {
 					revs := releaseRevisions(t, ns, "podinfo")
 					if last := revs[len(revs)-1]; !strings.HasSuffix(last, ":deployed") || len(revs) != 3 {
 						t.Errorf("want a rollback as revision 3, got %v", revs)
 					}
+					scaleDeployment(t, ns, "podinfo", 3)
 				},
 				Config: releaseConfig(cacheDir, chartDir, ns, body(true, "true")),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionUpdate),
 					plancheck.ExpectUnknownValue(releaseAddr, tfjsonpath.New("status")),
+					expectPriorDrift(releaseAddr, map[string][]string{ns + "_podinfo_apps_Deployment": {"/spec/replicas=3->1"}}),
+					plancheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("drift"), knownvalue.ListSizeExact(1)),
 					expectPriorAttr(releaseAddr, "upgrade_failures", 1),
 					expectPriorAttr(releaseAddr, "status", "deployed"),
 				}},
@@ -533,10 +537,13 @@ func TestAccHelmRelease_testFailureRolledBack(t *testing.T) {
 						t.Error(err)
 					}
 				},
+				// Back to good values: the tests that are due run, and the drift
+				// is corrected, in one apply.
 				Config: releaseConfig(cacheDir, chartDir, ns, body(false, "true")),
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("status"), knownvalue.StringExact("deployed")),
 					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("upgrade_failures"), knownvalue.Int64Exact(0)),
+					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("drift"), knownvalue.ListExact(nil)),
 				},
 			},
 			{

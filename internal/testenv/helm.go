@@ -43,6 +43,20 @@ func HelmInstall(kubeconfig, namespace, name, chartPath string, values map[strin
 	return nil
 }
 
+// HelmUninstall uninstalls release name from namespace with the Helm SDK, as
+// a user's `helm uninstall` would: for tests that leave a release behind on
+// purpose.
+func HelmUninstall(kubeconfig, namespace, name string) error {
+	cfg, err := helmConfig(kubeconfig, namespace)
+	if err != nil {
+		return err
+	}
+	if _, err := action.NewUninstall(cfg).Run(name); err != nil {
+		return fmt.Errorf("helm uninstall %s/%s: %w", namespace, name, err)
+	}
+	return nil
+}
+
 // SetReleaseStatus rewrites the status of the latest revision of a release in
 // storage, as an apply killed halfway leaves it (pending-install,
 // pending-upgrade, ...).

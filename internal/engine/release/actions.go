@@ -123,7 +123,8 @@ func (r *request) install(ctx context.Context, s releaseState) error {
 		in.Replace = spec.Install.Replace || (s.rls != nil && s.rls.Info.Status == helmrelease.StatusUninstalled)
 		in.Devel = true
 		in.SkipCRDs = true // applied above with our policy
-		in.CreateNamespace = spec.TargetNamespace != "" && spec.Install.CreateNamespace
+		// The release namespace: target_namespace, else namespace, as Flux's.
+		in.CreateNamespace = spec.Install.CreateNamespace
 		in.PostRenderer = newPostRenderer(spec)
 		_, err = in.RunWithContext(ctx, r.chart, r.values)
 	}

@@ -2,6 +2,8 @@ package release
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"strings"
 	"testing"
@@ -499,8 +501,8 @@ func TestReconcile_valuesFrom(t *testing.T) {
 	}
 	dep, _ := get(t, c, "apps/v1", "Deployment", ns, "vf")
 	img := dep.Object["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)["image"]
-	if img != "ghcr.io/stefanprodan/podinfo:6.1.0" {
-		t.Errorf("image = %v, want the Secret's tag over the inline one", img)
+	if img != "ghcr.io/stefanprodan/podinfo:inline" {
+		t.Errorf("image = %v, want the inline tag over the Secret's target_path value, as Flux merges", img)
 	}
 	if r, _, _ := unstructuredInt(dep.Object, "spec", "replicas"); r != 3 {
 		t.Errorf("replicas = %d, want the ConfigMap's 3", r)
@@ -509,7 +511,7 @@ func TestReconcile_valuesFrom(t *testing.T) {
 	if d := data.Object["data"].(map[string]any); d["greeting"] != "inline" || d["extra"] != "kept" {
 		t.Errorf("config = %v, want inline over the ConfigMap", d)
 	}
-	want := DigestValues(map[string]any{"replicaCount": 3, "config": map[string]any{"greeting": "inline", "extra": "kept"}, "image": map[string]any{"tag": "6.1.0"}})
+	want := DigestValues(map[string]any{"replicaCount": 3, "config": map[string]any{"greeting": "inline", "extra": "kept"}, "image": map[string]any{"tag": "inline"}})
 	if st.ConfigDigest != want {
 		t.Errorf("config digest %s, want %s", st.ConfigDigest, want)
 	}
@@ -770,5 +772,39 @@ func TestUninstall_keepHistoryThenReinstall(t *testing.T) {
 	st2, err := e.Reconcile(ctx, spec, nil)
 	if err != nil || st2.Status != "deployed" || st2.Version != 2 {
 		t.Fatalf("reinstall: %+v, %v", st2, err)
+	}
+}
+
+// install.create_namespace creates the release namespace also when it is the
+// resource's own namespace (no target_namespace), as Flux's does.
+func TestReconcile_createNamespaceWithoutTargetNamespace(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	e, c := newEngine(t)
+	b := make([]byte, 3)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	ns := "create-ns-" + hex.EncodeToString(b) // unique: a deleted namespace lingers while it terminates
+	t.Cleanup(func() {
+		n := &corev1.Namespace{}
+		n.Name = ns
+		_ = c.Delete(context.Background(), n)
+	})
+	path, digest := podinfo(t, "1.0.0")
+	spec := &Spec{Name: "podinfo", Namespace: ns, Timeout: time.Minute, MaxHistory: 5, ChartPath: path, ChartDigest: digest,
+		Install: Install{CreateNamespace: true}}
+	st, err := e.Reconcile(ctx, spec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Status != "deployed" || st.StorageNamespace != ns {
+		t.Fatalf("%q in storage namespace %q", st.Status, st.StorageNamespace)
+	}
+	if _, ok := get(t, c, "v1", "Namespace", "", ns); !ok {
+		t.Error("namespace not created")
+	}
+	if _, ok := get(t, c, "apps/v1", "Deployment", ns, "podinfo"); !ok {
+		t.Error("Deployment not installed into the created namespace")
 	}
 }

@@ -77,8 +77,8 @@ type Spec struct {
 	// means an upgrade.
 	ChartDigest string
 
-	// Values are the inline values; ValuesFrom are merged first, in order, and
-	// Values on top (a TargetPath reference overrides even those).
+	// Values are the inline values; ValuesFrom are merged first, in order (a
+	// TargetPath reference set into the result so far), and Values on top.
 	Values     map[string]any
 	ValuesFrom []ValuesReference
 

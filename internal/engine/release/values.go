@@ -31,8 +31,8 @@ func DigestValues(values map[string]any) string {
 
 // composeValues reads the values_from objects and merges them with the inline
 // values as helm-controller does, with fluxcd/pkg/chartutil's
-// ChartValuesFromReferences: references in order, inline values on top, and a
-// target_path reference overriding even those (see below).
+// ChartValuesFromReferences: references in order (a target_path reference set
+// into the result so far, Helm --set style), then the inline values on top.
 //
 // Before handing over it checks every reference itself, because the library
 // tolerates a missing key on an optional reference (we do not: optional means
@@ -48,7 +48,6 @@ func composeValues(ctx context.Context, c client.Client, spec *Spec) (map[string
 	}
 	reader := &cachedReader{Client: c, objs: map[types.NamespacedName]map[string]client.Object{}}
 	refs := make([]meta.ValuesReference, 0, len(spec.ValuesFrom))
-	refIndex := make([]int, 0, len(spec.ValuesFrom)) // refs[i] is values_from[refIndex[i]]
 	for i, ref := range spec.ValuesFrom {
 		field := fmt.Sprintf("values_from[%d]", i)
 		key := ref.ValuesKey
@@ -81,27 +80,14 @@ func composeValues(ctx context.Context, c client.Client, spec *Spec) (map[string
 		refs = append(refs, meta.ValuesReference{
 			Kind: ref.Kind, Name: ref.Name, ValuesKey: key, TargetPath: ref.TargetPath,
 		})
-		refIndex = append(refIndex, i)
 	}
+	// inline is a copy of its own, as helm-controller hands the library a
+	// freshly decoded map: the library writes into it where a target_path
+	// lands in an inline map no earlier reference set, and that is part of
+	// the result helm-controller computes (and digests).
 	values, err := fluxchartutil.ChartValuesFromReferences(ctx, logr.Discard(), reader, spec.Namespace, inline, refs...)
 	if err != nil {
 		return nil, &FieldError{Field: "values_from", Err: err}
-	}
-	// The library merges the inline values last, over target_path values,
-	// except where its maps happen to alias the inline ones. A target_path
-	// value is Helm's --set: it wins over the inline values, always. Setting
-	// the paths again, in order, makes that hold whatever the aliasing.
-	for i, ref := range refs {
-		if ref.TargetPath == "" {
-			continue
-		}
-		data, _, err := reader.value(ctx, ref.Kind, types.NamespacedName{Namespace: spec.Namespace, Name: ref.Name}, ref.ValuesKey)
-		if err == nil {
-			err = fluxchartutil.ReplacePathValue(values, ref.TargetPath, data)
-		}
-		if err != nil {
-			return nil, &FieldError{Field: fmt.Sprintf("values_from[%d].target_path", refIndex[i]), Err: hideSecret(ref.Kind, err)}
-		}
 	}
 	return values.AsMap(), nil
 }
