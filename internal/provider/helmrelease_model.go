@@ -447,7 +447,9 @@ func valuesFrom(v types.Dynamic) (map[string]any, error) {
 // release name and storage namespace, the chart archive's path and digest,
 // which the engine compares itself) do not count; reset_token and suspend do.
 func newGeneration(ctx context.Context, state, plan *helmReleaseModel) bool {
-	if state == nil {
+	if state == nil || state.Failures.ValueInt64() == 0 && state.InstallFailures.ValueInt64() == 0 && state.UpgradeFailures.ValueInt64() == 0 {
+		// No counter to reset (a release in sync): not worth two spec
+		// conversions on every plan.
 		return false
 	}
 	if !state.ResetToken.Equal(plan.ResetToken) || state.Suspend.ValueBool() != plan.Suspend.ValueBool() {
