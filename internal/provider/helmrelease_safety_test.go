@@ -155,8 +155,8 @@ func TestAccHelmRelease_failedUpgradeStallsAndRevertRestores(t *testing.T) {
 
 // TestAccHelmRelease_importedThenUpdatedAndCorrected: every path that writes
 // state after an import returns what the plan promised. Import cannot name
-// the chart when the cache holds two archives of podinfo 1.0.0 (one with
-// other values), so the first apply after it fills in the chart block without
+// the chart when the cache holds two different archives of podinfo 1.0.0,
+// so the first apply after it fills in the chart block without
 // a Helm action (its chart_digest was unknown before); the first drift
 // correction of the imported release keeps post_renderers_digest (no release
 // is made). Each apply is followed by the harness's empty plan.
