@@ -168,7 +168,7 @@ func (r *request) upgrade(ctx context.Context, s releaseState) error {
 	err := applyCRDs(ctx, r.sess.f, spec, r.chart, orDefault(spec.Upgrade.CRDs, CRDsSkip))
 	if err != nil {
 		err = fmt.Errorf("apply CustomResourceDefinitions: %w", err)
-	} else if err = r.undoFailedReleases(ctx); err != nil {
+	} else if err = r.undoFailedReleases(ctx, s.rls); err != nil {
 		err = fmt.Errorf("undo what failed releases changed: %w", err)
 	} else {
 		_, err = newUpgrade(cfg, spec, r.sess.releaseNS).RunWithContext(ctx, r.name, r.chart, r.values)

@@ -29,7 +29,10 @@ import (
 // failed releases had, and that this release owns, are deleted. The upgrade
 // then starts from the state Helm assumes. Objects the release does not own
 // (Helm refused to adopt them) are never touched.
-func (r *request) undoFailedReleases(ctx context.Context) error {
+func (r *request) undoFailedReleases(ctx context.Context, latest *helmrelease.Release) error {
+	if latest == nil || latest.Info == nil || latest.Info.Status != helmrelease.StatusFailed {
+		return nil // the usual upgrade: nothing failed since the last deployed release
+	}
 	hist, err := r.sess.storage(nil).History(r.name)
 	if err != nil {
 		return fmt.Errorf("read release history: %w", err)
