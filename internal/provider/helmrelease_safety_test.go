@@ -293,3 +293,37 @@ func TestAccHelmRelease_suspend(t *testing.T) {
 		},
 	})
 }
+
+// TestAccHelmRelease_wrongChartDigest: a chart.digest that is not the digest
+// of the archive at chart.path is a plan-time error on chart.digest.
+func TestAccHelmRelease_wrongChartDigest(t *testing.T) {
+	ns := uniqueNamespace(t, "hr-digest")
+	cacheDir := t.TempDir()
+	chartDir := chartCopy(t, "1.0.0")
+	artifact := providerBlock(fmt.Sprintf("cache_dir = %s", hcl(cacheDir))) + fmt.Sprintf(`
+resource "stevedore_helmchart_artifact" "podinfo" {
+  source_path = %s
+}
+`, hcl(chartDir))
+	accTest(t, resource.TestCase{
+		Steps: []resource.TestStep{
+			{Config: artifact},
+			{
+				Config: artifact + fmt.Sprintf(`
+resource "stevedore_helmrelease" "podinfo" {
+  name      = "podinfo"
+  namespace = %q
+  chart {
+    path   = stevedore_helmchart_artifact.podinfo.path
+    digest = "sha256:0000000000000000000000000000000000000000000000000000000000000000"
+  }
+}
+`, ns),
+				PlanOnly:    true,
+				// The CLI quotes the configuration line of the attribute the
+				// diagnostic is on: chart.digest.
+				ExpectError: regexp.MustCompile(`(?s)digest\s+=\s+"sha256:0{64}".*is\s+not\s+the\s+digest\s+of\s+the\s+archive\s+at\s+chart\.path`),
+			},
+		},
+	})
+}

@@ -82,7 +82,13 @@ func helmReleaseSchema() schema.Schema {
 			},
 			"service_account_name": schema.StringAttribute{
 				Optional:    true,
-				Description: "Impersonate this service account of `namespace` for every Helm action and drift check, so that its RBAC bounds what the release may do.",
+				MarkdownDescription: "Impersonate this service account of `namespace` for every Helm action and drift check, so that its RBAC " +
+					"bounds what the release may do. It needs: all verbs on the kinds the chart renders, in the namespaces it renders them " +
+					"into; `get`, `list`, `create`, `update`, `patch` and `delete` on Secrets in the storage namespace (Helm's release " +
+					"records); `get`, `list` and `watch` on Pods, ReplicaSets, Jobs and the chart's workloads for Helm's wait; `create` and " +
+					"`delete` on Pods for test hooks; `patch` on every rendered kind for server-side apply dry-runs (drift) and corrections; " +
+					"and `create` on Namespaces with `install.create_namespace`. `values_from` objects are read with the provider's own " +
+					"credentials, as helm-controller reads them with its own. A denied request names the service account.",
 			},
 			"max_history": schema.Int64Attribute{
 				Optional: true, Description: "Release revisions Helm keeps. Default 5; 0 keeps all.",

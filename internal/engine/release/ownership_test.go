@@ -64,3 +64,26 @@ func TestReconcile_createRefusesAnotherResourcesPendingInstall(t *testing.T) {
 		t.Fatalf("create over another resource's pending install: status %+v, error %v", st, err)
 	}
 }
+
+// A chart.digest that is not the archive's is an error on chart.digest, at
+// plan and at apply, before anything is done: state would record a digest
+// that was never installed.
+func TestReconcile_wrongChartDigestIsRefused(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	e, c := newEngine(t)
+	ns := makeNamespace(t, c)
+	path, _ := podinfo(t, "1.0.0")
+	spec := &Spec{Name: "podinfo", Namespace: ns, Timeout: time.Minute, MaxHistory: 5, ChartPath: path,
+		ChartDigest: "sha256:0000000000000000000000000000000000000000000000000000000000000000"}
+	var fe *FieldError
+	if _, err := e.Plan(ctx, spec, nil); !errors.As(err, &fe) || fe.Field != "chart.digest" {
+		t.Fatalf("plan: want an error on chart.digest, got %v", err)
+	}
+	if _, err := e.Reconcile(ctx, spec, nil); !errors.As(err, &fe) || fe.Field != "chart.digest" {
+		t.Fatalf("apply: want an error on chart.digest, got %v", err)
+	}
+	if got, _ := testenv.ReleaseRevisions(testenv.Need(t).Cluster.Kubeconfig, ns, "podinfo"); len(got) != 0 {
+		t.Errorf("a release was made: %v", got)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/opencontainers/go-digest"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	helmrelease "helm.sh/helm/v3/pkg/release"
@@ -38,6 +39,9 @@ func (e *Engine) prepare(ctx context.Context, spec *Spec, st *Status) (*request,
 	}
 	ch, err := loadChart(spec.ChartPath)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkChartDigest(spec); err != nil {
 		return nil, err
 	}
 	c, err := e.kube.Client()
@@ -80,6 +84,33 @@ func loadChart(path string) (*chart.Chart, error) {
 		return nil, &FieldError{Field: "chart.path", Err: fmt.Errorf("chart %s: %w", path, err)}
 	}
 	return ch, nil
+}
+
+// checkChartDigest verifies that the archive at the chart path has the
+// digest the spec names: the digest is what state records as the installed
+// chart, so a wrong one would make state lie. A chart directory has no
+// archive digest to check.
+func checkChartDigest(spec *Spec) error {
+	if spec.ChartDigest == "" {
+		return nil
+	}
+	f, err := os.Open(spec.ChartPath)
+	if err != nil {
+		return &FieldError{Field: "chart.path", Err: err}
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || fi.IsDir() {
+		return nil
+	}
+	got, err := digest.Canonical.FromReader(f)
+	if err != nil {
+		return &FieldError{Field: "chart.path", Err: fmt.Errorf("read %s: %w", spec.ChartPath, err)}
+	}
+	if got.String() != spec.ChartDigest {
+		return &FieldError{Field: "chart.digest",
+			Err: fmt.Errorf("%s is not the digest of the archive at chart.path %s, which is %s", spec.ChartDigest, spec.ChartPath, got)}
+	}
+	return nil
 }
 
 // startAttempt records what this apply attempts, as helm-controller's
