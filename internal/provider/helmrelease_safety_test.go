@@ -319,7 +319,7 @@ resource "stevedore_helmrelease" "podinfo" {
   }
 }
 `, ns),
-				PlanOnly:    true,
+				PlanOnly: true,
 				// The CLI quotes the configuration line of the attribute the
 				// diagnostic is on: chart.digest.
 				ExpectError: regexp.MustCompile(`(?s)digest\s+=\s+"sha256:0{64}".*is\s+not\s+the\s+digest\s+of\s+the\s+archive\s+at\s+chart\.path`),

@@ -81,7 +81,7 @@ func helmReleaseSchema() schema.Schema {
 				Validators:  []validator.String{stringvalidator.LengthBetween(1, 63), stringvalidator.RegexMatches(dnsLabel, "must be a DNS label")},
 			},
 			"service_account_name": schema.StringAttribute{
-				Optional:    true,
+				Optional: true,
 				MarkdownDescription: "Impersonate this service account of `namespace` for every Helm action and drift check, so that its RBAC " +
 					"bounds what the release may do. It needs: all verbs on the kinds the chart renders, in the namespaces it renders them " +
 					"into; `get`, `list`, `create`, `update`, `patch` and `delete` on Secrets in the storage namespace (Helm's release " +
