@@ -13,6 +13,7 @@ import (
 	"github.com/google/cel-go/ext"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -78,10 +79,16 @@ func compileDependencies(deps []Dependency) ([]compiledDependency, error) {
 	var errs []error
 	for i, d := range deps {
 		out[i].Dependency = d
-		for field, v := range map[string]string{"api_version": d.APIVersion, "kind": d.Kind, "name": d.Name} {
-			if v == "" {
-				errs = append(errs, &DependencyError{Index: i, Field: field, Err: errors.New("must be set")})
+		for _, f := range []struct{ field, v string }{{"api_version", d.APIVersion}, {"kind", d.Kind}, {"name", d.Name}} {
+			if f.v == "" {
+				errs = append(errs, &DependencyError{Index: i, Field: f.field, Err: errors.New("must be set")})
 			}
+		}
+		// Malformed, the lookup of the kind would fail on every poll until
+		// the timeout, and then blame the object.
+		if gv, err := schema.ParseGroupVersion(d.APIVersion); d.APIVersion != "" && (err != nil || gv.Version == "") {
+			errs = append(errs, &DependencyError{Index: i, Field: "api_version",
+				Err: fmt.Errorf("%q is not <group>/<version> or <version> (v1, apps/v1)", d.APIVersion)})
 		}
 		if d.ReadyExpr == "" {
 			continue

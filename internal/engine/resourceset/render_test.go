@@ -211,6 +211,8 @@ func TestValidateDependencies(t *testing.T) {
 		{APIVersion: "v1", Kind: "Secret", Name: "c", Ready: true, ReadyExpr: "'yes'"},
 		{APIVersion: "v1", Kind: "Secret", Name: "d", ReadyExpr: "true"},
 		{Kind: "Secret", Name: "e"},
+		{APIVersion: "apps/v1/Deployment", Kind: "Deployment", Name: "f"},
+		{APIVersion: "apps/", Kind: "Deployment", Name: "g"},
 	})
 	msg := ""
 	if err != nil {
@@ -221,6 +223,8 @@ func TestValidateDependencies(t *testing.T) {
 		"dependencies[2].ready_expr: CEL expression \"'yes'\" returns string, want bool",
 		"dependencies[3].ready_expr: is only used with ready = true",
 		"dependencies[4].api_version: must be set",
+		`dependencies[5].api_version: "apps/v1/Deployment" is not <group>/<version>`,
+		`dependencies[6].api_version: "apps/" is not <group>/<version>`,
 	} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("missing %q in:\n%s", want, msg)
