@@ -167,7 +167,7 @@ func (r *helmReleaseResource) ModifyPlan(ctx context.Context, req resource.Modif
 	}
 
 	if plan.Suspend.ValueBool() {
-		r.planSuspended(&plan, state, resp)
+		r.planSuspended(ctx, &plan, state, resp)
 		return
 	}
 	if !known || r.offline() || len(resp.RequiresReplace) > 0 {
@@ -227,7 +227,7 @@ func (r *helmReleaseResource) ModifyPlan(ctx context.Context, req resource.Modif
 
 // planSuspended plans a suspended release: nothing happens to it, so its
 // computed attributes stay as refresh read them.
-func (r *helmReleaseResource) planSuspended(plan, state *helmReleaseModel, resp *resource.ModifyPlanResponse) {
+func (r *helmReleaseResource) planSuspended(ctx context.Context, plan, state *helmReleaseModel, resp *resource.ModifyPlanResponse) {
 	id := plan.ID.ValueString()
 	switch {
 	case state == nil:
@@ -243,9 +243,8 @@ func (r *helmReleaseResource) planSuspended(plan, state *helmReleaseModel, resp 
 	}
 	resp.Diagnostics.AddWarning("Release suspended",
 		fmt.Sprintf("helmrelease %s: suspend is set: apply leaves the release alone, and destroy leaves it installed", id))
-	plan.copyStatus(state)
-	plan.ChartDigest = state.ChartDigest
-	resp.Diagnostics.Append(resp.Plan.Set(context.Background(), plan)...)
+	plan.keepRelease(state)
+	resp.Diagnostics.Append(resp.Plan.Set(ctx, plan)...)
 }
 
 // planChart resolves the chart the release will get. For an artifact's path
@@ -384,6 +383,13 @@ func (r *helmReleaseResource) planUnknown(m *helmReleaseModel, meta *chart.Metad
 	}
 }
 
+// keepRelease is copyStatus for a suspended release, which no apply touches:
+// the chart digest too stays what the release was installed with.
+func (m *helmReleaseModel) keepRelease(s *helmReleaseModel) {
+	m.copyStatus(s)
+	m.ChartDigest = s.ChartDigest
+}
+
 func emptyDrift() types.List { return types.ListValueMust(driftEntryType, nil) }
 
 // copyStatus copies the computed attributes of the release from the state,
@@ -426,8 +432,7 @@ func (r *helmReleaseResource) Update(ctx context.Context, req resource.UpdateReq
 	if plan.Suspend.ValueBool() {
 		// Nothing happens to a suspended release: the state takes the new
 		// configuration, and the release's attributes stay as read.
-		plan.copyStatus(&state)
-		plan.ChartDigest = state.ChartDigest
+		plan.keepRelease(&state)
 		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 		return
 	}
