@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -92,6 +93,9 @@ func (s *chartSourceModel) changedFrom(other *chartSourceModel) bool {
 type helmChartArtifactModel struct {
 	ID types.String `tfsdk:"id"`
 	chartSourceModel
+	// SourceRoot is the artifact's own: the release's inline chart block has
+	// no source root.
+	SourceRoot types.String `tfsdk:"source_root"`
 
 	ChartName           types.String `tfsdk:"chart_name"`
 	ChartVersion        types.String `tfsdk:"chart_version"`
@@ -166,10 +170,67 @@ func (r *helmChartArtifactResource) ValidateConfig(ctx context.Context, req reso
 				"a local chart directory carries no signature; cosign verification needs an oci:// repository")
 		}
 		if v.PublicKeys.IsNull() && v.MatchOIDCIdentity == nil {
-			resp.Diagnostics.AddAttributeError(path.Root("verify"), "Incomplete verification",
-				"set public_keys, or match_oidc_identity for keyless verification")
+			resp.Diagnostics.AddAttributeWarning(path.Root("verify").AtName("match_oidc_identity"), noIdentitySummary, noIdentityDetail)
 		}
 	}
+	validateArtifactPaths(ctx, &m, &resp.Diagnostics)
+}
+
+const (
+	noIdentitySummary = "No signing identity enforced"
+	noIdentityDetail  = "verify has neither public_keys nor match_oidc_identity: keyless verification accepts a signature by " +
+		"any identity Fulcio issued a certificate to, as Flux does without matchOIDCIdentity. That proves the chart was " +
+		"signed and logged in Rekor, not who signed it: set match_oidc_identity to your signer's issuer and subject."
+)
+
+// validateArtifactPaths checks source_root and the paths relative to it: with
+// source_root, source_path and values_files are relative to the source root
+// and may not leave it; without, values_files may not leave the chart. Each
+// diagnostic is on the attribute, or list element, that is wrong.
+func validateArtifactPaths(ctx context.Context, m *helmChartArtifactModel, diags *diag.Diagnostics) {
+	fromRoot := !m.SourceRoot.IsNull()
+	if fromRoot && m.SourcePath.IsNull() {
+		diags.AddAttributeError(path.Root("source_root"), "Invalid source_root",
+			"source_root applies to source_path only: it is the root of the source that holds the chart directory")
+		fromRoot = false
+	}
+	if fromRoot && !m.SourcePath.IsUnknown() {
+		if err := chart.CheckRelPath(m.SourcePath.ValueString(), true); err != nil {
+			diags.AddAttributeError(path.Root("source_path"), "Invalid chart path",
+				"with source_root, source_path is the chart directory relative to the source root (Flux's spec.chart): "+err.Error())
+		}
+	}
+	if m.ValuesFiles.IsNull() || m.ValuesFiles.IsUnknown() {
+		return
+	}
+	var files []types.String
+	diags.Append(m.ValuesFiles.ElementsAs(ctx, &files, false)...)
+	for i, f := range files {
+		if f.IsNull() || f.IsUnknown() {
+			continue
+		}
+		if err := chart.CheckRelPath(f.ValueString(), fromRoot); err != nil {
+			rule := "values files are files of the chart (of its directory for source_path; set source_root for files " +
+				"elsewhere in the source)"
+			if fromRoot {
+				rule = "with source_root, values files are relative to the source root and stay in it"
+			}
+			diags.AddAttributeError(path.Root("values_files").AtListIndex(i), "Invalid values file", rule+": "+err.Error())
+		}
+	}
+}
+
+// artifactSpec is specFrom with the artifact's own attributes.
+func (r *helmChartArtifactResource) artifactSpec(ctx context.Context, m *helmChartArtifactModel) (chart.Spec, bool, diag.Diagnostics) {
+	spec, known, diags := r.specFrom(ctx, &m.chartSourceModel)
+	if !known || diags.HasError() {
+		return spec, known, diags
+	}
+	if m.SourceRoot.IsUnknown() {
+		return chart.Spec{}, false, diags
+	}
+	spec.SourceRoot = m.SourceRoot.ValueString()
+	return spec, true, diags
 }
 
 // specFrom builds the engine spec of a configuration; ok is false when a
@@ -256,17 +317,24 @@ func registryFor(list []registryCredential, repository string) (registryCredenti
 	return best, found
 }
 
-// engineDiag turns an engine error into a diagnostic on the attribute it is
-// about.
+// engineDiag turns an engine error into a diagnostic on the attribute (or
+// list element: values_files[1]) it is about.
 func engineDiag(summary string, err error) diag.Diagnostic {
 	field := chart.FieldOf(err)
 	if field == "" {
 		return diag.NewErrorDiagnostic(summary, err.Error())
 	}
-	return diag.NewAttributeErrorDiagnostic(path.Root(field), summary, err.Error())
+	p := path.Root(field)
+	if i, ok := chart.IndexOf(err); ok {
+		p = p.AtListIndex(i)
+	}
+	return diag.NewAttributeErrorDiagnostic(p, summary, err.Error())
 }
 
 func sourceID(spec chart.Spec) string {
+	if spec.SourceRoot != "" && spec.SourcePath != "" {
+		spec.SourcePath = filepath.Join(spec.SourceRoot, filepath.FromSlash(spec.SourcePath))
+	}
 	if spec.SourcePath != "" {
 		if spec.Chart != "" {
 			return spec.SourcePath + "#" + spec.Chart
@@ -289,7 +357,7 @@ func (r *helmChartArtifactResource) ModifyPlan(ctx context.Context, req resource
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	spec, known, diags := r.specFrom(ctx, &plan.chartSourceModel)
+	spec, known, diags := r.artifactSpec(ctx, &plan)
 	resp.Diagnostics.Append(diags...)
 	if !known || resp.Diagnostics.HasError() {
 		return
@@ -310,7 +378,7 @@ func (r *helmChartArtifactResource) ModifyPlan(ctx context.Context, req resource
 		}
 	}
 
-	if state != nil && !plan.changedFrom(&state.chartSourceModel) &&
+	if state != nil && !plan.changedFrom(&state.chartSourceModel) && plan.SourceRoot.Equal(state.SourceRoot) &&
 		state.ChartVersion.ValueString() == resolved.Version &&
 		(spec.SourcePath == "" || state.Revision.ValueString() == resolved.Revision) &&
 		e.Present(state.Path.ValueString(), state.Digest.ValueString()) {
@@ -380,7 +448,7 @@ func (r *helmChartArtifactResource) build(ctx context.Context, m *helmChartArtif
 		diags.AddError("Provider not configured", "the provider configuration is not known yet")
 		return
 	}
-	spec, known, d := r.specFrom(ctx, &m.chartSourceModel)
+	spec, known, d := r.artifactSpec(ctx, m)
 	diags.Append(d...)
 	if diags.HasError() {
 		return
@@ -455,7 +523,7 @@ func (r *helmChartArtifactResource) Read(ctx context.Context, req resource.ReadR
 	if e.Present(m.Path.ValueString(), m.Digest.ValueString()) {
 		return
 	}
-	spec, known, diags := r.specFrom(ctx, &m.chartSourceModel)
+	spec, known, diags := r.artifactSpec(ctx, &m)
 	resp.Diagnostics.Append(diags...)
 	if !known || resp.Diagnostics.HasError() || m.ChartVersion.ValueString() == "" {
 		return

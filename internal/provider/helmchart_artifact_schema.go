@@ -54,6 +54,17 @@ func helmChartArtifactSchema() schema.Schema {
 					"fetched with the provider's `registries` credentials (`Chart.lock` pins their versions).",
 				Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
 			},
+			"source_root": schema.StringAttribute{
+				Optional: true,
+				Description: "Root of the source that holds the chart, as a GitRepository or Bucket is the source of a Flux " +
+					"HelmChart. With it, `source_path` (Flux's `spec.chart`, e.g. `./charts/app`) and `values_files` " +
+					"(`spec.valuesFiles`) are relative to this directory, as source-controller resolves them: values files may " +
+					"be anywhere in the source (`./charts/app/values.yaml`, `./env/prod/values.yaml`), `values.yaml` is the " +
+					"root's file rather than the chart's own values, and no path may leave the root (`..` past it, absolute " +
+					"paths and symbolic links out of it are errors). Without it, `source_path` is the chart directory and " +
+					"`values_files` are relative to that directory. Only with `source_path`.",
+				Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
+			},
 			"chart": schema.StringAttribute{
 				Optional: true,
 				Description: "Chart name in the repository; required with `repository`. With `source_path` it is optional and " +
@@ -75,7 +86,8 @@ func helmChartArtifactSchema() schema.Schema {
 				ElementType: types.StringType,
 				Description: "Values files merged in order, the last one winning, and packaged as the chart's values.yaml. For a " +
 					"repository chart they are files of the chart (`values.yaml` is its own values); for `source_path` they are " +
-					"relative to the directory.",
+					"relative to the chart directory, unless `source_root` is set (stevedore_helmchart_artifact only): then " +
+					"to the source root, as in Flux.",
 				Validators: []validator.List{listvalidator.ValueStringsAre(stringvalidator.LengthAtLeast(1))},
 			},
 			"ignore_missing_values_files": schema.BoolAttribute{
@@ -133,7 +145,8 @@ func helmChartArtifactSchema() schema.Schema {
 			"verify": schema.SingleNestedBlock{
 				Description: "Verify the chart's cosign signature (OCI charts only: Helm repositories have no signatures to " +
 					"verify). With `public_keys`, offline and any key that verifies passes; without, keyless against " +
-					"`match_oidc_identity` through Fulcio and Rekor. A failed verification stores nothing.",
+					"`match_oidc_identity` through Fulcio and Rekor; without `match_oidc_identity` too, a signature by any " +
+					"identity Fulcio certified passes, as in Flux. A failed verification stores nothing.",
 				Attributes: map[string]schema.Attribute{
 					"provider": schema.StringAttribute{
 						Optional:    true,
@@ -151,7 +164,7 @@ func helmChartArtifactSchema() schema.Schema {
 					},
 					"match_oidc_identity": schema.ListNestedAttribute{
 						Optional:    true,
-						Description: "Keyless identities; any one that matches passes.",
+						Description: "Keyless identities; any one that matches passes. Without it, any identity passes.",
 						Validators:  []validator.List{listvalidator.SizeAtLeast(1)},
 						NestedObject: schema.NestedAttributeObject{
 							Attributes: map[string]schema.Attribute{

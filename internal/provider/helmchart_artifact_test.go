@@ -27,6 +27,51 @@ import (
 
 const artifactAddr = "stevedore_helmchart_artifact.podinfo"
 
+// artifactAccTest runs one acceptance case of stevedore_helmchart_artifact
+// under every CLI, each as a subtest. The artifact needs no cluster (its
+// sources are the in-process Helm repository and OCI registry of testenv, and
+// directories on disk), so these cases run without one, regardless of TF_ACC:
+// under `make unit` (-short) as well as `make test`, once in each. They need
+// the CLIs `make tools` builds: without them they are skipped under -short and
+// fail otherwise, as every acceptance case does.
+func artifactAccTest(t *testing.T, tc resource.TestCase) {
+	t.Helper()
+	bin := testenv.BinDir()
+	all := []cli{
+		{name: "tofu", path: filepath.Join(bin, "tofu"), host: "registry.opentofu.org"},
+		{name: "terraform", path: filepath.Join(bin, "terraform"), host: "registry.terraform.io"},
+	}
+	for _, c := range all {
+		if _, err := os.Stat(c.path); err != nil {
+			if testing.Short() {
+				t.Skipf("%s not found at %s: run `make tools`", c.name, c.path)
+			}
+			t.Fatalf("%s not found at %s: run `make tools`", c.name, c.path)
+		}
+	}
+	tc.ProtoV6ProviderFactories = protoV6Factories
+	for _, c := range all {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv("TF_ACC_TERRAFORM_PATH", c.path)
+			t.Setenv("TF_ACC_PROVIDER_HOST", c.host)
+			t.Setenv("TF_ACC_PROVIDER_NAMESPACE", "hashicorp")
+			t.Setenv("CHECKPOINT_DISABLE", "1")
+			// UnitTest: runs without TF_ACC; nothing here leaves the machine.
+			resource.UnitTest(t, tc)
+		})
+	}
+}
+
+// artifactProviderBlock configures the provider without a cluster: the
+// artifact resource never talks to one.
+func artifactProviderBlock(extra string) string {
+	return fmt.Sprintf(`
+provider "stevedore" {
+  %s
+}
+`, extra)
+}
+
 func podinfoSrc() string { return filepath.Join(testenv.ChartsDir(), "podinfo") }
 
 func startTestRepo(t testing.TB, opts testenv.HelmRepoOptions, versions ...string) *testenv.HelmRepo {
@@ -98,7 +143,6 @@ func (d *dynamic) check() knownvalue.Check {
 // second plan within the TTL sends no request at all; deleting the cache
 // gives an empty plan and the file back after refresh.
 func TestAccHelmChartArtifact_httpRepository(t *testing.T) {
-	testenv.Need(t) // providerBlock needs the cluster
 	repo := startTestRepo(t, testenv.HelmRepoOptions{Username: "stevedore", Password: "s3cret", TLS: true}, "1.0.0", "1.1.0", "2.0.0", "1.9.0-rc.1")
 	cacheDir := t.TempDir()
 	var patch atomic.Int32
@@ -111,7 +155,7 @@ func TestAccHelmChartArtifact_httpRepository(t *testing.T) {
 		want.set(v)
 	}
 	config := func(ttl string) string {
-		return providerBlock(fmt.Sprintf("cache_dir = %s\nrepository_cache_ttl = %q", hcl(cacheDir), ttl)) + fmt.Sprintf(`
+		return artifactProviderBlock(fmt.Sprintf("cache_dir = %s\nrepository_cache_ttl = %q", hcl(cacheDir), ttl)) + fmt.Sprintf(`
 resource "stevedore_helmchart_artifact" "podinfo" {
   repository = %s
   chart      = "podinfo"
@@ -123,7 +167,7 @@ resource "stevedore_helmchart_artifact" "podinfo" {
 `, hcl(repo.URL()), hcl(string(repo.CAPEM())))
 	}
 
-	accTest(t, resource.TestCase{
+	artifactAccTest(t, resource.TestCase{
 		Steps: []resource.TestStep{
 			{
 				PreConfig: func() {
@@ -215,11 +259,10 @@ resource "stevedore_helmchart_artifact" "podinfo" {
 // configurations), and again after the cache is deleted (an empty plan, the
 // file back after refresh).
 func TestAccHelmChartArtifact_valuesFilesDeterministic(t *testing.T) {
-	testenv.Need(t) // providerBlock needs the cluster
 	repo := startTestRepo(t, testenv.HelmRepoOptions{}, "1.0.0")
 	cacheA, cacheB := t.TempDir(), t.TempDir()
 	config := func(cacheDir string) string {
-		return providerBlock(fmt.Sprintf("cache_dir = %s", hcl(cacheDir))) + fmt.Sprintf(`
+		return artifactProviderBlock(fmt.Sprintf("cache_dir = %s", hcl(cacheDir))) + fmt.Sprintf(`
 resource "stevedore_helmchart_artifact" "podinfo" {
   repository   = %s
   chart        = "podinfo"
@@ -244,7 +287,7 @@ resource "stevedore_helmchart_artifact" "podinfo" {
 			return nil
 		}
 	}
-	accTest(t, resource.TestCase{
+	artifactAccTest(t, resource.TestCase{
 		Steps: []resource.TestStep{
 			{
 				PreConfig: func() { os.RemoveAll(cacheA); os.RemoveAll(cacheB); digest = "" },
@@ -302,7 +345,6 @@ resource "stevedore_helmchart_artifact" "podinfo" {
 // provider-level credentials: a chart signed with key A verifies with
 // [B, A] and fails with [B], leaving the state as it was.
 func TestAccHelmChartArtifact_ociCosign(t *testing.T) {
-	testenv.Need(t) // providerBlock needs the cluster
 	reg, err := testenv.StartOCIRegistry(testenv.OCIRegistryOptions{Username: "oci-user", Password: "oci-pass"})
 	if err != nil {
 		t.Fatal(err)
@@ -335,7 +377,7 @@ func TestAccHelmChartArtifact_ociCosign(t *testing.T) {
 	}
 	cacheDir := t.TempDir()
 	config := func(keys ...string) string {
-		return providerBlock(fmt.Sprintf(`
+		return artifactProviderBlock(fmt.Sprintf(`
   cache_dir = %s
   registries = [{
     url      = %s
@@ -354,7 +396,7 @@ resource "stevedore_helmchart_artifact" "podinfo" {
 `, hcl(reg.URL()+"/charts"), strings.Join(keys, ", "))
 	}
 	a, b := hcl(string(keyA.PublicPEM)), hcl(string(keyB.PublicPEM))
-	accTest(t, resource.TestCase{
+	artifactAccTest(t, resource.TestCase{
 		Steps: []resource.TestStep{
 			{
 				PreConfig: func() { os.RemoveAll(cacheDir) },
@@ -390,19 +432,18 @@ resource "stevedore_helmchart_artifact" "podinfo" {
 // file:// dependency, with the Revision strategy: a change to the source
 // shows in the plan as a new revision.
 func TestAccHelmChartArtifact_localDirectory(t *testing.T) {
-	testenv.Need(t) // providerBlock needs the cluster
 	src := t.TempDir()
 	copyTree(t, testenv.ChartsDir(), src)
 	dir := filepath.Join(src, "withdep")
 	cacheDir := t.TempDir()
-	config := providerBlock(fmt.Sprintf("cache_dir = %s", hcl(cacheDir))) + fmt.Sprintf(`
+	config := artifactProviderBlock(fmt.Sprintf("cache_dir = %s", hcl(cacheDir))) + fmt.Sprintf(`
 resource "stevedore_helmchart_artifact" "podinfo" {
   source_path        = %s
   reconcile_strategy = "Revision"
 }
 `, hcl(dir))
 	var firstRevision string
-	accTest(t, resource.TestCase{
+	artifactAccTest(t, resource.TestCase{
 		Steps: []resource.TestStep{
 			{
 				PreConfig: func() { os.Remove(filepath.Join(src, "podinfo", "templates", "extra.yaml")) },
@@ -466,14 +507,13 @@ resource "stevedore_helmchart_artifact" "podinfo" {
 // TestAccHelmChartArtifact_errors: each bad input fails the plan with a
 // diagnostic that names the cause, and nothing is stored.
 func TestAccHelmChartArtifact_errors(t *testing.T) {
-	testenv.Need(t) // providerBlock needs the cluster
 	repo := startTestRepo(t, testenv.HelmRepoOptions{Username: "u", Password: "p"}, "1.0.0")
 	down := startTestRepo(t, testenv.HelmRepoOptions{})
 	downURL := down.URL()
 	down.Close()
 	cacheDir := t.TempDir()
 	res := func(body string) string {
-		return providerBlock(fmt.Sprintf("cache_dir = %s", hcl(cacheDir))) +
+		return artifactProviderBlock(fmt.Sprintf("cache_dir = %s", hcl(cacheDir))) +
 			"\nresource \"stevedore_helmchart_artifact\" \"podinfo\" {\n" + body + "\n}\n"
 	}
 	repoAttrs := fmt.Sprintf("repository = %s\nchart = \"podinfo\"\nusername = \"u\"\npassword = \"p\"\n", hcl(repo.URL()))
@@ -502,9 +542,9 @@ func TestAccHelmChartArtifact_errors(t *testing.T) {
 				t.Errorf("failed plans stored %d artifacts", len(entries))
 			}
 		},
-		Config: providerBlock(""),
+		Config: artifactProviderBlock(""),
 	})
-	accTest(t, resource.TestCase{Steps: steps})
+	artifactAccTest(t, resource.TestCase{Steps: steps})
 }
 
 // errRe matches text in a diagnostic, which the CLIs wrap at any space.
@@ -537,10 +577,9 @@ func copyTree(t *testing.T, from, to string) {
 // TestAccHelmChartArtifact_thirtyArtifactsWarmCache plans 30 artifacts
 // against a warm cache: an empty plan without one request to the repository.
 func TestAccHelmChartArtifact_thirtyArtifactsWarmCache(t *testing.T) {
-	testenv.Need(t) // providerBlock needs the cluster
 	repo := startTestRepo(t, testenv.HelmRepoOptions{}, "1.0.0", "1.1.0")
 	cacheDir := t.TempDir()
-	config := providerBlock(fmt.Sprintf("cache_dir = %s", hcl(cacheDir))) + fmt.Sprintf(`
+	config := artifactProviderBlock(fmt.Sprintf("cache_dir = %s", hcl(cacheDir))) + fmt.Sprintf(`
 resource "stevedore_helmchart_artifact" "many" {
   count        = 30
   repository   = %s
@@ -549,7 +588,7 @@ resource "stevedore_helmchart_artifact" "many" {
   values_files = count.index %% 3 == 0 ? ["values.yaml", "values-prod.yaml"] : null
 }
 `, hcl(repo.URL()))
-	accTest(t, resource.TestCase{
+	artifactAccTest(t, resource.TestCase{
 		Steps: []resource.TestStep{
 			{
 				PreConfig: func() { os.RemoveAll(cacheDir) },
@@ -581,7 +620,6 @@ resource "stevedore_helmchart_artifact" "many" {
 // shows in the next plan (tags listed again after the TTL) and apply pulls
 // it.
 func TestAccHelmChartArtifact_ociNewVersion(t *testing.T) {
-	testenv.Need(t) // providerBlock needs the cluster
 	reg, err := testenv.StartOCIRegistry(testenv.OCIRegistryOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -601,14 +639,14 @@ func TestAccHelmChartArtifact_ociNewVersion(t *testing.T) {
 		want.set(v)
 	}
 	cacheDir := t.TempDir()
-	config := providerBlock(fmt.Sprintf("cache_dir = %s\nrepository_cache_ttl = \"0s\"", hcl(cacheDir))) + fmt.Sprintf(`
+	config := artifactProviderBlock(fmt.Sprintf("cache_dir = %s\nrepository_cache_ttl = \"0s\"", hcl(cacheDir))) + fmt.Sprintf(`
 resource "stevedore_helmchart_artifact" "podinfo" {
   repository = %s
   chart      = "podinfo"
   version    = "^1.0.0"
 }
 `, hcl(reg.URL()+"/charts"))
-	accTest(t, resource.TestCase{
+	artifactAccTest(t, resource.TestCase{
 		Steps: []resource.TestStep{
 			{
 				PreConfig: func() { os.RemoveAll(cacheDir); pushNext() },
@@ -650,18 +688,17 @@ resource "stevedore_helmchart_artifact" "podinfo" {
 // bytes, the refresh reports it and the plan shows the artifact being built
 // again.
 func TestAccHelmChartArtifact_refetchedDigestDiffers(t *testing.T) {
-	testenv.Need(t) // providerBlock needs the cluster
 	src := t.TempDir()
 	copyTree(t, podinfoSrc(), src)
 	cacheDir := t.TempDir()
-	config := providerBlock(fmt.Sprintf("cache_dir = %s", hcl(cacheDir))) + fmt.Sprintf(`
+	config := artifactProviderBlock(fmt.Sprintf("cache_dir = %s", hcl(cacheDir))) + fmt.Sprintf(`
 resource "stevedore_helmchart_artifact" "podinfo" {
   source_path = %s
 }
 `, hcl(src))
 	extra := filepath.Join(src, "templates", "extra.yaml")
 	var first string
-	accTest(t, resource.TestCase{
+	artifactAccTest(t, resource.TestCase{
 		Steps: []resource.TestStep{
 			{
 				PreConfig: func() { os.Remove(extra); os.RemoveAll(cacheDir) },
@@ -710,7 +747,6 @@ resource "stevedore_helmchart_artifact" "podinfo" {
 // dependency lives in a private Helm repository, fetched with the
 // provider's registries credentials.
 func TestAccHelmChartArtifact_localRemoteDependency(t *testing.T) {
-	testenv.Need(t) // providerBlock needs the cluster
 	repo := startTestRepo(t, testenv.HelmRepoOptions{Username: "dep-user", Password: "dep-pass"}, "1.0.0", "1.1.0")
 	dir := t.TempDir()
 	chartYAML := fmt.Sprintf("apiVersion: v2\nname: umbrella\nversion: 0.2.0\ndependencies:\n- name: podinfo\n  version: ~1.0.0\n  repository: %s\n", repo.URL())
@@ -718,7 +754,7 @@ func TestAccHelmChartArtifact_localRemoteDependency(t *testing.T) {
 		t.Fatal(err)
 	}
 	cacheDir := t.TempDir()
-	config := providerBlock(fmt.Sprintf(`
+	config := artifactProviderBlock(fmt.Sprintf(`
   cache_dir = %s
   registries = [{
     url      = %s
@@ -729,7 +765,7 @@ resource "stevedore_helmchart_artifact" "podinfo" {
   source_path = %s
 }
 `, hcl(dir))
-	accTest(t, resource.TestCase{
+	artifactAccTest(t, resource.TestCase{
 		Steps: []resource.TestStep{
 			{
 				PreConfig: func() { os.RemoveAll(cacheDir) },
@@ -763,5 +799,148 @@ resource "stevedore_helmchart_artifact" "podinfo" {
 				}},
 			},
 		},
+	})
+}
+
+// TestAccHelmChartArtifact_sourceRootValuesFiles translates a Flux HelmChart
+// of a GitRepository field by field: `chart: ./charts/app` and
+// `valuesFiles: [./charts/app/values.yaml, ./env/prod/values.yaml]`, both
+// relative to the source root, with nothing copied. The environment's values
+// win; a change to them, outside the chart directory, shows in the plan as a
+// new revision; a values file that climbs out of the root is refused.
+func TestAccHelmChartArtifact_sourceRootValuesFiles(t *testing.T) {
+	parent := t.TempDir()
+	root := filepath.Join(parent, "repo")
+	copyTree(t, podinfoSrc(), filepath.Join(root, "charts", "app"))
+	prodValues := filepath.Join(root, "env", "prod", "values.yaml")
+	if err := os.MkdirAll(filepath.Dir(prodValues), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(parent, "outside.yaml"), []byte("replicaCount: 99\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cacheDir := t.TempDir()
+	config := func(valuesFiles string) string {
+		return artifactProviderBlock(fmt.Sprintf("cache_dir = %s", hcl(cacheDir))) + fmt.Sprintf(`
+resource "stevedore_helmchart_artifact" "podinfo" {
+  source_root  = %s
+  source_path  = "./charts/app"
+  values_files = %s
+}
+`, hcl(root), valuesFiles)
+	}
+	fluxFiles := `["./charts/app/values.yaml", "./env/prod/values.yaml"]`
+	packaged := func(wantReplicas string) resource.TestCheckFunc {
+		return func(s *terraform.State) error {
+			a := s.RootModule().Resources[artifactAddr].Primary.Attributes
+			data, err := os.ReadFile(a["path"])
+			if err != nil {
+				return err
+			}
+			ch, err := loader.LoadArchive(bytes.NewReader(data))
+			if err != nil {
+				return err
+			}
+			img, _ := ch.Values["image"].(map[string]any)
+			if fmt.Sprint(ch.Values["replicaCount"]) != wantReplicas || fmt.Sprint(img["tag"]) != "6.0.0" || ch.Metadata.Version != a["revision"] {
+				return fmt.Errorf("packaged replicaCount %v, image %v, version %s; want replicaCount %s over the chart's values",
+					ch.Values["replicaCount"], ch.Values["image"], ch.Metadata.Version, wantReplicas)
+			}
+			return nil
+		}
+	}
+	var firstRevision string
+	artifactAccTest(t, resource.TestCase{
+		Steps: []resource.TestStep{
+			{
+				// Out of the source root: refused, on the element that is
+				// (first: the post-test destroy runs the last configuration).
+				Config:      config(`["./env/prod/values.yaml", "../outside.yaml"]`),
+				PlanOnly:    true,
+				ExpectError: errRe(`"../outside.yaml" is outside source_root`),
+			},
+			{
+				PreConfig: func() {
+					os.RemoveAll(cacheDir)
+					if err := os.WriteFile(prodValues, []byte("replicaCount: 3\n"), 0o644); err != nil {
+						t.Error(err)
+					}
+				},
+				Config: config(fluxFiles),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(artifactAddr, plancheck.ResourceActionCreate),
+					plancheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("revision"), knownvalue.StringRegexp(regexp.MustCompile(`^1\.0\.0\+[0-9a-f]{12}$`))),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("chart_name"), knownvalue.StringExact("podinfo")),
+					statecheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("id"), knownvalue.StringExact(filepath.Join(root, "charts", "app"))),
+					statecheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("observed_values_files"), knownvalue.ListExact([]knownvalue.Check{
+						knownvalue.StringExact("./charts/app/values.yaml"), knownvalue.StringExact("./env/prod/values.yaml"),
+					})),
+				},
+				Check: resource.ComposeAggregateTestCheckFunc(
+					artifactFileMatches(artifactAddr),
+					packaged("3"),
+					resource.TestCheckResourceAttrWith(artifactAddr, "revision", func(v string) error { firstRevision = v; return nil }),
+				),
+			},
+			{
+				// The environment's values change, outside the chart
+				// directory: a new revision, known at plan.
+				PreConfig: func() {
+					if err := os.WriteFile(prodValues, []byte("replicaCount: 4\n"), 0o644); err != nil {
+						t.Error(err)
+					}
+				},
+				Config: config(fluxFiles),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(artifactAddr, plancheck.ResourceActionUpdate),
+					plancheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("revision"), knownvalue.StringFunc(func(v string) error {
+						if v == firstRevision {
+							return fmt.Errorf("revision %s unchanged", v)
+						}
+						return nil
+					})),
+				}},
+				Check: resource.ComposeAggregateTestCheckFunc(artifactFileMatches(artifactAddr), packaged("4")),
+			},
+		},
+	})
+}
+
+// TestAccHelmChartArtifact_keylessWithoutIdentity: keyless verification
+// without match_oidc_identity is accepted at plan, as Flux accepts it (the
+// plan warning is asserted by TestHelmChartArtifact_keylessWithoutIdentityWarns:
+// the test harness cannot see warnings). Only the plan runs: keyless
+// verification itself needs Fulcio and Rekor.
+func TestAccHelmChartArtifact_keylessWithoutIdentity(t *testing.T) {
+	reg, err := testenv.StartOCIRegistry(testenv.OCIRegistryOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(reg.Close)
+	tgz, err := testenv.PackageChart(podinfoSrc(), "1.0.0", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := reg.PushChart(tgz, "charts"); err != nil {
+		t.Fatal(err)
+	}
+	config := artifactProviderBlock(fmt.Sprintf("cache_dir = %s", hcl(t.TempDir()))) + fmt.Sprintf(`
+resource "stevedore_helmchart_artifact" "podinfo" {
+  repository = %s
+  chart      = "podinfo"
+  version    = "1.x"
+  verify {
+    provider = "cosign"
+  }
+}
+`, hcl(reg.URL()+"/charts"))
+	artifactAccTest(t, resource.TestCase{
+		Steps: []resource.TestStep{{
+			Config:             config,
+			PlanOnly:           true,
+			ExpectNonEmptyPlan: true,
+		}},
 	})
 }

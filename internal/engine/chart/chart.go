@@ -78,7 +78,8 @@ type Verify struct {
 	// Provider must be "cosign".
 	Provider string
 	// PublicKeys are PEM public keys; any one that verifies passes. Without
-	// keys, verification is keyless against Identities.
+	// keys, verification is keyless against Identities, any one of which may
+	// match; none accepts any identity Fulcio certified, as Flux does.
 	PublicKeys [][]byte
 	Identities []Identity
 }
@@ -89,6 +90,12 @@ type Spec struct {
 	// repository; SourcePath a chart directory. Exactly one is set.
 	Repository string
 	SourcePath string
+	// SourceRoot, with SourcePath, is the root of the source the chart is
+	// in, as a GitRepository or Bucket artifact is the source of a Flux
+	// HelmChart: SourcePath (Flux's spec.chart) and ValuesFiles are then
+	// relative to it, and neither may leave it. Without it, SourcePath is the
+	// chart directory and ValuesFiles are relative to that.
+	SourceRoot string
 	// Chart is the chart name in the repository. For a local source it is
 	// optional and, when set, must match the name in Chart.yaml.
 	Chart string
@@ -158,6 +165,13 @@ func (s *Spec) Validate() error {
 			errs = append(errs, errors.New("reconcile_strategy: Revision applies to source_path only"))
 		}
 	}
+	if s.SourceRoot != "" {
+		if s.SourcePath == "" {
+			errs = append(errs, fieldErr("source_root", errors.New("source_root: applies to source_path only")))
+		} else if err := CheckRelPath(s.SourcePath, true); err != nil {
+			errs = append(errs, fieldErr("source_path", fmt.Errorf("source_path: %w", err)))
+		}
+	}
 	if strings.ContainsAny(s.Chart, "/\\") {
 		errs = append(errs, fmt.Errorf("chart: %q must be a chart name, not a path", s.Chart))
 	}
@@ -171,9 +185,9 @@ func (s *Spec) Validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("reconcile_strategy: %q is not one of ChartVersion, Revision", s.ReconcileStrategy))
 	}
-	for _, f := range s.ValuesFiles {
-		if err := checkRelPath(f); err != nil {
-			errs = append(errs, fmt.Errorf("values_files: %w", err))
+	for i, f := range s.ValuesFiles {
+		if err := CheckRelPath(f, s.fromSourceRoot()); err != nil {
+			errs = append(errs, elemErr("values_files", i, err))
 		}
 	}
 	if v := s.Verify; v != nil {
@@ -190,17 +204,37 @@ func (s *Spec) Validate() error {
 	return errors.Join(errs...)
 }
 
-// checkRelPath refuses paths that leave the chart or source root.
-func checkRelPath(p string) error {
+// fromSourceRoot reports whether SourcePath and ValuesFiles are relative to
+// SourceRoot.
+func (s *Spec) fromSourceRoot() bool { return s.SourceRoot != "" && s.SourcePath != "" }
+
+// chartDir is the chart directory of a local source.
+func (s *Spec) chartDir() string {
+	if s.fromSourceRoot() {
+		return filepath.Join(s.SourceRoot, filepath.FromSlash(s.SourcePath))
+	}
+	return s.SourcePath
+}
+
+// CheckRelPath refuses a path that leaves what it is relative to: the chart
+// (the chart source), or with sourceRoot the source root. Like
+// source-controller, which joins such paths to the root with SecureJoin, a
+// path never reaches outside; where SecureJoin would quietly read another
+// file (`../x` as `x`), this is an error.
+func CheckRelPath(p string, sourceRoot bool) error {
+	base := "the chart source"
+	if sourceRoot {
+		base = "source_root"
+	}
 	if p == "" {
 		return errors.New("empty path")
 	}
 	if filepath.IsAbs(p) || strings.HasPrefix(p, "/") {
-		return fmt.Errorf("%q must be relative to the chart source", p)
+		return fmt.Errorf("%q must be relative to %s", p, base)
 	}
 	clean := filepath.ToSlash(filepath.Clean(p))
 	if clean == ".." || strings.HasPrefix(clean, "../") {
-		return fmt.Errorf("%q is outside the chart source", p)
+		return fmt.Errorf("%q is outside %s", p, base)
 	}
 	return nil
 }
@@ -246,7 +280,11 @@ type Artifact struct {
 type Error struct {
 	// Field is the Spec field the error is about, in snake_case, when one is.
 	Field string
-	Err   error
+	// Index is the element of the list Field the error is about
+	// (values_files[1]), when HasIndex is true.
+	Index    int
+	HasIndex bool
+	Err      error
 }
 
 func (e *Error) Error() string { return e.Err.Error() }
@@ -261,6 +299,21 @@ func fieldErr(field string, err error) error {
 		return err
 	}
 	return &Error{Field: field, Err: err}
+}
+
+// elemErr is an error about element i of the list field, its text
+// prefixed with `field[i]: `.
+func elemErr(field string, i int, err error) error {
+	return &Error{Field: field, Index: i, HasIndex: true, Err: fmt.Errorf("%s[%d]: %w", field, i, err)}
+}
+
+// IndexOf returns the list element of FieldOf(err) an error is about.
+func IndexOf(err error) (int, bool) {
+	var fe *Error
+	if errors.As(err, &fe) && fe.HasIndex {
+		return fe.Index, true
+	}
+	return 0, false
 }
 
 // FieldOf returns the Spec field an error is about, or "".

@@ -221,7 +221,7 @@ func (e *Engine) fromArchive(spec *Spec, data []byte) (*Artifact, []byte, error)
 		}
 		return nil, false, nil
 	}
-	merged, used, err := mergeValues(ch.Name(), spec.ValuesFiles, spec.IgnoreMissingValuesFiles, lookup)
+	merged, used, err := mergeValues("chart '"+ch.Name()+"'", spec.ValuesFiles, spec.IgnoreMissingValuesFiles, lookup)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -245,7 +245,12 @@ func (e *Engine) fromArchive(spec *Spec, data []byte) (*Artifact, []byte, error)
 }
 
 func (e *Engine) loadLocalSpec(ctx context.Context, spec *Spec) (*localChart, error) {
-	lc, err := e.loadLocal(ctx, spec.SourcePath, spec.DependencyAuth, map[string]bool{})
+	if spec.fromSourceRoot() {
+		if err := checkSourceRoot(spec); err != nil {
+			return nil, err
+		}
+	}
+	lc, err := e.loadLocal(ctx, spec.chartDir(), spec.DependencyAuth, map[string]bool{})
 	if err != nil {
 		return nil, err
 	}
@@ -264,6 +269,27 @@ func (e *Engine) loadLocalSpec(ctx context.Context, spec *Spec) (*localChart, er
 		}
 	}
 	return lc, nil
+}
+
+// checkSourceRoot checks that the source root is a directory and that the
+// chart directory in it does not lead out of it through a symbolic link.
+func checkSourceRoot(spec *Spec) error {
+	fi, err := os.Stat(spec.SourceRoot)
+	if err != nil {
+		return fieldErr("source_root", fmt.Errorf("source root: %w", err))
+	}
+	if !fi.IsDir() {
+		return fieldErr("source_root", fmt.Errorf("'%s' is not a directory", spec.SourceRoot))
+	}
+	real, err := filepath.EvalSymlinks(spec.chartDir())
+	if err != nil {
+		// A missing chart directory: loadLocal says so.
+		return nil
+	}
+	if err := within(spec.SourceRoot, real); err != nil {
+		return fieldErr("source_path", fmt.Errorf("'%s' resolves outside source_root '%s'", spec.SourcePath, spec.SourceRoot))
+	}
+	return nil
 }
 
 type localResult struct {
@@ -285,6 +311,7 @@ func (e *Engine) localBuild(spec *Spec, lc *localChart) (*localResult, error) {
 		meta = append(meta, hash[:12])
 	}
 	if len(spec.ValuesFiles) > 0 {
+		where := "chart '" + ch.Name() + "'"
 		lookup := func(p string) ([]byte, bool, error) {
 			data, ok, err := lc.lookup(p)
 			if err == nil && !ok && filepath.Clean(p) == "values.yaml" {
@@ -292,7 +319,14 @@ func (e *Engine) localBuild(spec *Spec, lc *localChart) (*localResult, error) {
 			}
 			return data, ok, err
 		}
-		merged, used, err := mergeValues(ch.Name(), spec.ValuesFiles, spec.IgnoreMissingValuesFiles, lookup)
+		if spec.fromSourceRoot() {
+			// As source-controller resolves the values files of a chart in a
+			// GitRepository or Bucket: from the source root, the chart's own
+			// values being `<source_path>/values.yaml` like any other file.
+			where = "source_root '" + spec.SourceRoot + "'"
+			lookup = func(p string) ([]byte, bool, error) { return lookupUnder(spec.SourceRoot, p, true) }
+		}
+		merged, used, err := mergeValues(where, spec.ValuesFiles, spec.IgnoreMissingValuesFiles, lookup)
 		if err != nil {
 			return nil, err
 		}
@@ -324,7 +358,7 @@ func (e *Engine) buildLocal(ctx context.Context, spec *Spec, version string) (*A
 	}
 	if lc.chart.Metadata.Version != version {
 		return nil, nil, fieldErr("source_path", fmt.Errorf("chart '%s' in %s has version '%s' now, not '%s' as planned: plan again",
-			lc.chart.Name(), spec.SourcePath, lc.chart.Metadata.Version, version))
+			lc.chart.Name(), spec.chartDir(), lc.chart.Metadata.Version, version))
 	}
 	b, err := e.localBuild(spec, lc)
 	if err != nil {

@@ -790,7 +790,6 @@ func TestVerifyCosignRejectsBadInputBeforeAnyRequest(t *testing.T) {
 	}{
 		"bad issuer regexp":  {Verify{Provider: "cosign", Identities: []Identity{{Issuer: "(", Subject: ".*"}}}, "match_oidc_identity[0].issuer"},
 		"bad subject regexp": {Verify{Provider: "cosign", Identities: []Identity{{Issuer: ".*", Subject: "["}}}, "match_oidc_identity[0].subject"},
-		"no identity":        {Verify{Provider: "cosign"}, "needs at least one match_oidc_identity"},
 		"not a key":          {Verify{Provider: "cosign", PublicKeys: [][]byte{[]byte("not a key")}}, "public_keys[0]: not a PEM public key"},
 	} {
 		err := verifyCosign(ctx, &tc.v, ref, true, Auth{})

@@ -124,10 +124,17 @@ func (e *Engine) loadLocal(ctx context.Context, dir string, depAuth func(string)
 // lookup finds a values file relative to the chart directory, refusing
 // paths that leave it (symbolic links included).
 func (lc *localChart) lookup(p string) ([]byte, bool, error) {
-	if err := checkRelPath(p); err != nil {
+	return lookupUnder(lc.dir, p, false)
+}
+
+// lookupUnder finds the file p relative to root, refusing paths that leave
+// root (symbolic links included). sourceRoot says what root is, for errors:
+// the source root, or the chart directory.
+func lookupUnder(root, p string, sourceRoot bool) ([]byte, bool, error) {
+	if err := CheckRelPath(p, sourceRoot); err != nil {
 		return nil, false, err
 	}
-	full := filepath.Join(lc.dir, filepath.FromSlash(p))
+	full := filepath.Join(root, filepath.FromSlash(p))
 	real, err := filepath.EvalSymlinks(full)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, false, nil
@@ -135,18 +142,38 @@ func (lc *localChart) lookup(p string) ([]byte, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	root, err := filepath.EvalSymlinks(lc.dir)
+	if err := within(root, real); err != nil {
+		what := "the chart directory"
+		if sourceRoot {
+			what = "source_root"
+		}
+		return nil, false, fmt.Errorf("'%s' resolves outside %s", p, what)
+	}
+	fi, err := os.Stat(real)
 	if err != nil {
 		return nil, false, err
 	}
-	if rel, err := filepath.Rel(root, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return nil, false, fmt.Errorf("'%s' resolves outside the chart directory", p)
+	if !fi.Mode().IsRegular() {
+		return nil, false, fmt.Errorf("'%s' is not a regular file", p)
 	}
 	data, err := os.ReadFile(real)
 	if err != nil {
 		return nil, false, err
 	}
 	return data, true, nil
+}
+
+// within fails unless real (a path with its symbolic links resolved) is root
+// or inside it, with root's own symbolic links resolved.
+func within(root, real string) error {
+	r, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return err
+	}
+	if rel, err := filepath.Rel(r, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return fmt.Errorf("'%s' is outside '%s'", real, root)
+	}
+	return nil
 }
 
 // filesDigest is the sha256 of a file list: names and contents, in order.

@@ -58,25 +58,27 @@ func sortFiles(files []file) {
 
 // mergeValues merges the values files in order, the last one winning, as
 // Flux does: "values.yaml" is the chart's own values, every other name a file
-// of the chart (or, for a local source, of the source directory: lookup
-// finds it). It returns the merged values and the files used.
-func mergeValues(chartName string, paths []string, ignoreMissing bool, lookup func(string) ([]byte, bool, error)) (map[string]any, []string, error) {
+// of the chart (or, for a local source, of the chart directory or the source
+// root: lookup finds it). where names what the paths are relative to, for
+// errors ("chart 'podinfo'", "source_root '...'"). It returns the merged
+// values and the files used. Errors name the element of values_files.
+func mergeValues(where string, paths []string, ignoreMissing bool, lookup func(string) ([]byte, bool, error)) (map[string]any, []string, error) {
 	merged := map[string]any{}
 	var used []string
-	for _, p := range paths {
+	for i, p := range paths {
 		data, ok, err := lookup(p)
 		if err != nil {
-			return nil, nil, fieldErr("values_files", fmt.Errorf("chart '%s': values file '%s': %w", chartName, p, err))
+			return nil, nil, elemErr("values_files", i, fmt.Errorf("%s: values file '%s': %w", where, p, err))
 		}
 		if !ok {
 			if ignoreMissing {
 				continue
 			}
-			return nil, nil, fieldErr("values_files", fmt.Errorf("no values file found at path '%s' in chart '%s'", p, chartName))
+			return nil, nil, elemErr("values_files", i, fmt.Errorf("no values file found at path '%s' in %s", p, where))
 		}
 		values := map[string]any{}
 		if err := yaml.Unmarshal(data, &values); err != nil {
-			return nil, nil, fieldErr("values_files", fmt.Errorf("failed to parse values file '%s' of chart '%s': %w", p, chartName, err))
+			return nil, nil, elemErr("values_files", i, fmt.Errorf("failed to parse values file '%s' of %s: %w", p, where, err))
 		}
 		merged = mergeMaps(merged, values)
 		used = append(used, p)

@@ -26,7 +26,8 @@ var ErrVerification = errors.New("verification failed")
 // signature passes; verification is offline (no transparency log), as Flux's
 // is with keys. Without keys it is keyless: the certificate must chain to
 // Fulcio, be logged in Rekor, and match one of the identities (issuer and
-// subject are regular expressions; the identities are OR-ed).
+// subject are regular expressions; the identities are OR-ed); without
+// identities any certified identity passes, as in Flux.
 func verifyCosign(ctx context.Context, v *Verify, ref string, plainHTTP bool, auth Auth) error {
 	var nameOpts []name.Option
 	if plainHTTP {
@@ -73,18 +74,9 @@ func verifyCosign(ctx context.Context, v *Verify, ref string, plainHTTP bool, au
 		return fieldErr("verify", marked(fmt.Errorf("no matching signatures were found for '%s': %w", ref, errors.Join(errs...)), ErrVerification))
 	}
 
-	if len(v.Identities) == 0 {
-		return fieldErr("verify", errors.New("keyless verification needs at least one match_oidc_identity"))
-	}
 	co := base
-	for i, id := range v.Identities {
-		if _, err := regexp.Compile(id.Issuer); err != nil {
-			return fieldErr("verify", fmt.Errorf("match_oidc_identity[%d].issuer: %w", i, err))
-		}
-		if _, err := regexp.Compile(id.Subject); err != nil {
-			return fieldErr("verify", fmt.Errorf("match_oidc_identity[%d].subject: %w", i, err))
-		}
-		co.Identities = append(co.Identities, cosign.Identity{IssuerRegExp: id.Issuer, SubjectRegExp: id.Subject})
+	if co.Identities, err = keylessIdentities(v.Identities); err != nil {
+		return err
 	}
 	// Fetching the Sigstore trust roots takes no context (TUF over the
 	// network): do not let it outlive the apply.
@@ -96,6 +88,23 @@ func verifyCosign(ctx context.Context, v *Verify, ref string, plainHTTP bool, au
 		return fieldErr("verify", marked(fmt.Errorf("no matching signatures were found for '%s': %v", ref, err), ErrVerification))
 	}
 	return nil
+}
+
+// keylessIdentities are the identities a keyless signature's certificate
+// must match, any one of them. None means any identity Fulcio certified, as
+// Flux verifies without matchOIDCIdentity (cosign checks no identity then).
+func keylessIdentities(ids []Identity) ([]cosign.Identity, error) {
+	var out []cosign.Identity
+	for i, id := range ids {
+		if _, err := regexp.Compile(id.Issuer); err != nil {
+			return nil, fieldErr("verify", fmt.Errorf("match_oidc_identity[%d].issuer: %w", i, err))
+		}
+		if _, err := regexp.Compile(id.Subject); err != nil {
+			return nil, fieldErr("verify", fmt.Errorf("match_oidc_identity[%d].subject: %w", i, err))
+		}
+		out = append(out, cosign.Identity{IssuerRegExp: id.Issuer, SubjectRegExp: id.Subject})
+	}
+	return out, nil
 }
 
 // keylessTrust fills in the Fulcio roots, Rekor and CT log keys and a Rekor
