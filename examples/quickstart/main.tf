@@ -21,6 +21,12 @@ variable "chart_repository" {
   default     = "https://stefanprodan.github.io/podinfo"
 }
 
+variable "greeting" {
+  description = "podinfo's greeting. Change it and the plan shows the upgrade's change to the ConfigMap."
+  type        = string
+  default     = "hello from stevedore"
+}
+
 provider "stevedore" {
   kubernetes {
     config_path = var.kubeconfig
@@ -40,7 +46,8 @@ resource "stevedore_helmchart_artifact" "podinfo" {
 # tested, remediated (rolled back) when an upgrade fails its tests. Refresh compares
 # every object of the release with the cluster: scale the Deployment or edit its
 # ConfigMap with kubectl and the next plan shows `drift` going to [], which one
-# apply corrects without a new Helm revision.
+# apply corrects without a new Helm revision. Change a value (var.greeting) and the
+# plan's `changes` shows, per object, what the upgrade will change in the cluster.
 resource "stevedore_helmrelease" "podinfo" {
   name      = "podinfo"
   namespace = "default"
@@ -53,7 +60,7 @@ resource "stevedore_helmrelease" "podinfo" {
   values = {
     replicaCount = 2
     config = {
-      greeting = "hello from stevedore"
+      greeting = var.greeting
     }
   }
 

@@ -191,6 +191,10 @@ func (r *helmReleaseResource) ModifyPlan(ctx context.Context, req resource.Modif
 				"(its release is then uninstalled first). %s", plan.ID.ValueString(), p.Conflict, importAdvice(p.Conflict)))
 	}
 
+	if p.ChangedOutside != "" {
+		resp.Diagnostics.AddWarning("Release changed outside stevedore", fmt.Sprintf("helmrelease %s: %s", plan.ID.ValueString(), p.ChangedOutside))
+	}
+
 	action := p.Action
 	if p.Stalled != "" && state != nil {
 		// Remediation is out of retries: apply fails, as it did, and keeps
@@ -216,6 +220,14 @@ func (r *helmReleaseResource) ModifyPlan(ctx context.Context, req resource.Modif
 			fmt.Sprintf("helmrelease %s: apply will %s: %s", plan.ID.ValueString(), action, p.Reason))
 	}
 	r.planUnknown(&plan, meta, mode)
+	if pv := p.Preview; pv != nil {
+		for _, w := range pv.Warnings {
+			resp.Diagnostics.AddWarning("Apply may fail", fmt.Sprintf("helmrelease %s: %s", plan.ID.ValueString(), w))
+		}
+		if pv.Unknown == "" {
+			plan.Changes = driftValue(pv.Changes)
+		}
+	}
 	if action == release.ActionCorrect && state != nil {
 		// Drift correction creates no Helm revision: only drift changes.
 		plan.copyStatus(state)
@@ -377,6 +389,7 @@ func (r *helmReleaseResource) planUnknown(m *helmReleaseModel, meta *chart.Metad
 	m.Failures, m.InstallFailures, m.UpgradeFailures = types.Int64Unknown(), types.Int64Unknown(), types.Int64Unknown()
 	m.LastAttemptedAction = types.StringUnknown()
 	m.Drift = types.ListUnknown(driftEntryType)
+	m.Changes = types.ListUnknown(driftEntryType)
 	if mode == release.DriftEnabled {
 		// Apply ends with the release's objects as the chart renders them.
 		m.Drift = emptyDrift()
@@ -409,6 +422,7 @@ func (m *helmReleaseModel) copyStatus(s *helmReleaseModel) {
 	m.Failures, m.InstallFailures, m.UpgradeFailures = s.Failures, s.InstallFailures, s.UpgradeFailures
 	m.LastAttemptedAction = s.LastAttemptedAction
 	m.Drift = s.Drift
+	m.Changes = s.Changes
 }
 
 func (r *helmReleaseResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
@@ -453,6 +467,11 @@ func (r *helmReleaseResource) reconcile(ctx context.Context, m, state *helmRelea
 	}
 	if m.StorageNamespace.IsUnknown() {
 		m.StorageNamespace = types.StringNull()
+	}
+	if m.Changes.IsUnknown() {
+		// The plan could not tell what would change: apply does not
+		// dry-run to find out afterwards.
+		m.Changes = types.ListNull(driftEntryType)
 	}
 	if r.offline() {
 		diags.AddError("Provider not configured", "helmrelease "+m.ID.ValueString()+": the provider configuration is not known at apply")
@@ -530,6 +549,10 @@ func (r *helmReleaseResource) Read(ctx context.Context, req resource.ReadRequest
 		return
 	}
 	state.setStatus(status)
+	// The changes of the last install or upgrade are history once refreshed:
+	// a plan then shows only those of its own upgrade, not a diff against
+	// the previous one's.
+	state.Changes = types.ListNull(driftEntryType)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 
@@ -617,6 +640,7 @@ func (r *helmReleaseResource) ImportState(ctx context.Context, req resource.Impo
 		}
 	}
 	m.Drift = emptyDrift()
+	m.Changes = types.ListNull(driftEntryType)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 

@@ -60,6 +60,7 @@ type helmReleaseModel struct {
 	UpgradeFailures     types.Int64  `tfsdk:"upgrade_failures"`
 	LastAttemptedAction types.String `tfsdk:"last_attempted_release_action"`
 	Drift               types.List   `tfsdk:"drift"`
+	Changes             types.List   `tfsdk:"changes"`
 }
 
 type releaseChartModel struct {

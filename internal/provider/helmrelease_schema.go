@@ -143,6 +143,14 @@ func helmReleaseSchema() schema.Schema {
 			"upgrade_failures": computedInt("Failed upgrades since the chart or values last changed."),
 			"last_attempted_release_action": computedStr("`install` or `upgrade`: the last release action tried, which decides whose " +
 				"remediation settings apply to a failure, as helm-controller's status field of the same name."),
+			"changes": schema.ListAttribute{
+				Computed: true, ElementType: driftEntryType,
+				Description: "What the install or upgrade that the plan shows does to the cluster, per object, worked out at plan by rendering the chart " +
+					"and running Helm's own object updates as server-side dry runs: `type` is `create`, `update` (with the changed JSON pointers, " +
+					"old and new values, Secret data masked) or `delete`. Unknown when the plan cannot tell (a configuration value, the chart, " +
+					"the namespace or a kind is not there yet; apply then leaves it null). Apply records what the plan showed; refresh sets it to null, " +
+					"so that every plan shows only the changes of its own install or upgrade and a plan without one leaves it null.",
+			},
 			"drift": schema.ListAttribute{
 				Computed: true, ElementType: driftEntryType,
 				Description: "Objects of the release that differ in the cluster, found at refresh by server-side dry-run with the provider's field manager: " +

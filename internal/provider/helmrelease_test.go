@@ -431,29 +431,32 @@ func TestAccHelmRelease_driftIgnoreAndWarn(t *testing.T) {
 // failure counted and the state saved; fixing the values converges in one
 // apply, with no "cannot re-use a name".
 func TestAccHelmRelease_failedInstallRetriedThenFixed(t *testing.T) {
-	ns := testNamespace(t, "hr-failinst")
+	ns := uniqueNamespace(t, "hr-failinst")
 	cacheDir := t.TempDir()
 	chartDir := chartCopy(t, "1.0.0")
-	body := func(replicas int) string {
+	// Pods no node can run fail Helm's wait: a failure the plan cannot see.
+	body := func(nodeSelector string) string {
 		return fmt.Sprintf(`
-  values = { replicaCount = %d }
+  timeout = "10s"
+  values  = { nodeSelector = %s }
   install {
     remediation {
       retries = 1
     }
-  }`, replicas)
+  }`, nodeSelector)
 	}
+	const good, bad = "{}", `{ "stevedore.dev/no-such-node" = "true" }`
 	accTest(t, resource.TestCase{
 		Steps: []resource.TestStep{
 			{
-				Config:      releaseConfig(cacheDir, chartDir, ns, body(-1)),
+				Config:      releaseConfig(cacheDir, chartDir, ns, body(bad)),
 				ExpectError: regexp.MustCompile(`helmrelease ` + ns + `/podinfo: install`),
 			},
 			{
 				// The failed release is in state with its failures counted.
 				// Terraform taints a resource whose create failed, so the next
 				// apply replaces it: uninstall, then install.
-				Config:   releaseConfig(cacheDir, chartDir, ns, body(-1)),
+				Config:   releaseConfig(cacheDir, chartDir, ns, body(bad)),
 				PlanOnly: true, ExpectNonEmptyPlan: true,
 				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionDestroyBeforeCreate),
@@ -462,7 +465,7 @@ func TestAccHelmRelease_failedInstallRetriedThenFixed(t *testing.T) {
 				}},
 			},
 			{
-				Config: releaseConfig(cacheDir, chartDir, ns, body(1)),
+				Config: releaseConfig(cacheDir, chartDir, ns, body(good)),
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("status"), knownvalue.StringExact("deployed")),
 				},

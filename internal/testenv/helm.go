@@ -43,6 +43,40 @@ func HelmInstall(kubeconfig, namespace, name, chartPath string, values map[strin
 	return nil
 }
 
+// HelmUpgrade upgrades release name in namespace to chartPath with values,
+// as another client's `helm upgrade` would.
+func HelmUpgrade(kubeconfig, namespace, name, chartPath string, values map[string]any) error {
+	cfg, err := helmConfig(kubeconfig, namespace)
+	if err != nil {
+		return err
+	}
+	ch, err := loader.Load(chartPath)
+	if err != nil {
+		return fmt.Errorf("helm upgrade %s/%s: %w", namespace, name, err)
+	}
+	up := action.NewUpgrade(cfg)
+	up.Namespace = namespace
+	if _, err := up.Run(name, ch, values); err != nil {
+		return fmt.Errorf("helm upgrade %s/%s: %w", namespace, name, err)
+	}
+	return nil
+}
+
+// HelmRollback rolls release name in namespace back to revision, as
+// another client's `helm rollback` would.
+func HelmRollback(kubeconfig, namespace, name string, revision int) error {
+	cfg, err := helmConfig(kubeconfig, namespace)
+	if err != nil {
+		return err
+	}
+	rb := action.NewRollback(cfg)
+	rb.Version = revision
+	if err := rb.Run(name); err != nil {
+		return fmt.Errorf("helm rollback %s/%s to %d: %w", namespace, name, revision, err)
+	}
+	return nil
+}
+
 // HelmUninstall uninstalls release name from namespace with the Helm SDK, as
 // a user's `helm uninstall` would: for tests that leave a release behind on
 // purpose.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	wjsondiff "github.com/wI2L/jsondiff"
 	"slices"
 	"sort"
 	"strings"
@@ -301,6 +302,10 @@ type DriftOptions struct {
 	// ExclusionSelector skips objects carrying any of these labels or
 	// annotations, in the desired manifest or in the cluster.
 	ExclusionSelector map[string]string
+	// OnError, when set, decides about an object whose dry run failed: a
+	// nil error goes on with the diff it returns (nil leaves the object
+	// out); an error stops Drift with it.
+	OnError func(obj *unstructured.Unstructured, err error) (*jsondiff.Diff, error)
 }
 
 // Drift is how one object in the cluster differs from what we would apply.
@@ -388,6 +393,12 @@ func (m *Manager) Drift(ctx context.Context, desired []*unstructured.Unstructure
 		}
 		g.Go(func() error {
 			d, err := m.consistentDiff(gctx, obj, append(base[:len(base):len(base)], ignore)...)
+			if err != nil && opts.OnError != nil {
+				if d, err = opts.OnError(obj, err); err == nil {
+					set[i] = d
+					return nil
+				}
+			}
 			if err != nil {
 				return fmt.Errorf("drift detection: %s: %w", Describe(obj), err)
 			}
@@ -400,21 +411,15 @@ func (m *Manager) Drift(ctx context.Context, desired []*unstructured.Unstructure
 	}
 	var out []Drift
 	for _, d := range set {
+		if d == nil {
+			continue
+		}
 		switch d.Type {
 		case jsondiff.DiffTypeCreate:
 			out = append(out, Drift{ID: idOf(d.DesiredObject), Type: string(d.Type)})
 		case jsondiff.DiffTypeUpdate:
-			dr := Drift{ID: idOf(d.DesiredObject), Type: string(d.Type)}
 			live, _ := d.ClusterObject.(*unstructured.Unstructured)
-			for _, op := range d.Patch {
-				dr.Changes = append(dr.Changes, Change{
-					Op:   op.Type,
-					Path: op.Path,
-					From: liveValue(live, op.Path, op.Type),
-					To:   jsonOrEmpty(op.Value),
-				})
-			}
-			out = append(out, dr)
+			out = append(out, Drift{ID: idOf(d.DesiredObject), Type: string(d.Type), Changes: ChangesOf(live, d.Patch)})
 		}
 	}
 	// Sorted like inventories, so that state does not depend on apply order.
@@ -428,6 +433,17 @@ func idOf(o client.Object) string {
 	}
 	gvk := o.GetObjectKind().GroupVersionKind()
 	return object.ObjMetadata{Namespace: o.GetNamespace(), Name: o.GetName(), GroupKind: gvk.GroupKind()}.String()
+}
+
+// ChangesOf lists the operations of patch, a JSON patch from the live object
+// to another state of it, with the live value at each pointer. Secret data
+// in the patch must be masked already; the live side is masked here.
+func ChangesOf(live *unstructured.Unstructured, patch wjsondiff.Patch) []Change {
+	var out []Change
+	for _, op := range patch {
+		out = append(out, Change{Op: op.Type, Path: op.Path, From: liveValue(live, op.Path, op.Type), To: jsonOrEmpty(op.Value)})
+	}
+	return out
 }
 
 // liveValue is the JSON of the cluster object's value at a changed pointer. The

@@ -80,12 +80,7 @@ func (r *request) recordWrites(obs *observer) bool {
 
 // updateKnown refreshes the history entry of rls, if there is one.
 func (r *request) updateKnown(rls *helmrelease.Release) {
-	for i := range r.st.History {
-		if r.st.History[i].targets(rls) {
-			r.st.History = upsertSnapshot(r.st.History, snapshotOf(rls, ""))
-			return
-		}
-	}
+	r.st.History = refreshKnown(r.st.History, []*helmrelease.Release{rls})
 }
 
 // noteFailure remembers the cause of the latest failure, for the error
@@ -109,24 +104,7 @@ func (r *request) install(ctx context.Context, s releaseState) error {
 	if err != nil {
 		err = fmt.Errorf("apply CustomResourceDefinitions: %w", err)
 	} else {
-		in := action.NewInstall(cfg)
-		in.ReleaseName = r.name
-		in.Namespace = r.sess.releaseNS
-		in.Timeout = actionTimeout(spec.Install.Timeout, spec.Timeout)
-		in.Wait = !spec.Install.DisableWait
-		in.WaitForJobs = !spec.Install.DisableWaitForJobs
-		in.DisableHooks = spec.Install.DisableHooks
-		in.DisableOpenAPIValidation = spec.Install.DisableOpenAPIValidation
-		// An uninstalled release kept in history (keep_history) holds the
-		// name: replacing it is what Helm's --replace is for, and a second
-		// apply must not fail with "cannot re-use a name".
-		in.Replace = spec.Install.Replace || (s.rls != nil && s.rls.Info.Status == helmrelease.StatusUninstalled)
-		in.Devel = true
-		in.SkipCRDs = true // applied above with our policy
-		// The release namespace: target_namespace, else namespace, as Flux's.
-		in.CreateNamespace = spec.Install.CreateNamespace
-		in.PostRenderer = newPostRenderer(spec)
-		_, err = in.RunWithContext(ctx, r.chart, r.values)
+		_, err = newInstall(cfg, spec, r.name, r.sess.releaseNS, s).RunWithContext(ctx, r.chart, r.values)
 	}
 	wrote := r.recordWrites(obs)
 	if wrote {
@@ -194,6 +172,29 @@ func (r *request) upgrade(ctx context.Context, s releaseState) error {
 	r.markAwaitingTests()
 	summarize(st, spec)
 	return nil
+}
+
+// newInstall maps the spec onto Helm's install action, for the release
+// state s it installs over.
+func newInstall(cfg *action.Configuration, spec *Spec, name, namespace string, s releaseState) *action.Install {
+	in := action.NewInstall(cfg)
+	in.ReleaseName = name
+	in.Namespace = namespace
+	in.Timeout = actionTimeout(spec.Install.Timeout, spec.Timeout)
+	in.Wait = !spec.Install.DisableWait
+	in.WaitForJobs = !spec.Install.DisableWaitForJobs
+	in.DisableHooks = spec.Install.DisableHooks
+	in.DisableOpenAPIValidation = spec.Install.DisableOpenAPIValidation
+	// An uninstalled release kept in history (keep_history) holds the
+	// name: replacing it is what Helm's --replace is for, and a second
+	// apply must not fail with "cannot re-use a name".
+	in.Replace = spec.Install.Replace || (s.rls != nil && s.rls.Info.Status == helmrelease.StatusUninstalled)
+	in.Devel = true
+	in.SkipCRDs = true // applied before, with our policy
+	// The release namespace: target_namespace, else namespace, as Flux's.
+	in.CreateNamespace = spec.Install.CreateNamespace
+	in.PostRenderer = newPostRenderer(spec)
+	return in
 }
 
 // newUpgrade maps the spec onto Helm's upgrade action.

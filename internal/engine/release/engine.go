@@ -43,6 +43,8 @@ func (e *Engine) Plan(ctx context.Context, spec *Spec, prev *Status) (*Plan, err
 	}
 	if prev == nil {
 		p.Conflict = createConflict(s, spec, r.sess.storageNS)
+	} else if s.kind == stateUnmanaged {
+		p.ChangedOutside = changedOutside(s.rls, latest(st.History), r.values)
 	}
 	if s.kind == stateInSync && driftMode(spec) == DriftEnabled && prev != nil && len(prev.Drift) > 0 {
 		s = releaseState{kind: stateDrifted, rls: s.rls, drift: prev.Drift,
@@ -65,6 +67,13 @@ func (e *Engine) Plan(ctx context.Context, spec *Spec, prev *Status) (*Plan, err
 		reason = ""
 	}
 	p.Action, p.Reason = act, reason
+	if p.Conflict == nil {
+		// What an install or upgrade would change, dry-run; nothing for the
+		// other actions, so a plan without one makes no extra request.
+		if p.Preview, err = r.preview(ctx, act, s); err != nil {
+			return nil, objectError(spec, err)
+		}
+	}
 	return p, nil
 }
 
@@ -102,6 +111,16 @@ func (e *Engine) Observe(ctx context.Context, spec *Spec, prev *Status) (*Status
 		st = statusFromHistory(hist, spec.Test.Filters)
 	} else {
 		st = copyStatus(prev)
+		if cur := latest(st.History); cur != nil && !cur.targets(rls) {
+			// Changed outside stevedore: what became of the releases this
+			// resource made is in storage (only then: a LIST per refresh
+			// would cost every plan).
+			hist, err := store.History(name)
+			if err != nil {
+				return nil, objectError(spec, err)
+			}
+			st.History = refreshKnown(st.History, hist)
+		}
 	}
 	st.ReleaseName, st.StorageNamespace = name, sess.storageNS
 	setRelease(st, rls)

@@ -70,6 +70,29 @@ func newSession(f *kube.Factory, spec *Spec) (*session, error) {
 	return s, nil
 }
 
+// dryRun is this session with every request a server-side dry run (kube's
+// Factory.DryRun): Helm's actions and kube client act on it to say what they
+// would do, and change nothing, storage included.
+func (s *session) dryRun() (*session, error) {
+	dry, err := s.f.DryRun()
+	if err != nil {
+		return nil, err
+	}
+	rc, err := dry.RESTConfig()
+	if err != nil {
+		return nil, err
+	}
+	cs, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes client: %w", err)
+	}
+	d := *s
+	d.f, d.getter = dry, &restGetter{f: dry, namespace: s.releaseNS}
+	d.secrets = driver.NewSecrets(cs.CoreV1().Secrets(s.storageNS))
+	d.secrets.Log = func(string, ...any) {}
+	return &d, nil
+}
+
 // storage returns Helm's storage, reporting every write to obs when set.
 func (s *session) storage(obs *observer) *storage.Storage {
 	var d driver.Driver = s.secrets

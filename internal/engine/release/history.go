@@ -365,3 +365,19 @@ func summarize(st *Status, spec *Spec) {
 		return
 	}
 }
+
+// refreshKnown brings the entries of h up to date with the releases of
+// storage they describe (a `helm rollback` supersedes the deployed one).
+// Releases that h does not know (another client's) are not added: the
+// history is what this resource made, as helm-controller's is.
+func refreshKnown(h []Snapshot, stored []*helmrelease.Release) []Snapshot {
+	for _, rls := range stored {
+		for i := range h {
+			if h[i].targets(rls) {
+				h = upsertSnapshot(h, snapshotOf(rls, ""))
+				break
+			}
+		}
+	}
+	return h
+}

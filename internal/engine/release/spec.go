@@ -344,4 +344,11 @@ type Plan struct {
 	// that this resource did not make: apply refuses it (unless this plan
 	// replaces the resource, whose release is uninstalled first).
 	Conflict *ExistsError
+	// ChangedOutside, when not empty, says in a sentence that the release in
+	// storage is not the one this resource made (a `helm upgrade` or
+	// `helm rollback` by another client), with the values that differ.
+	ChangedOutside string
+	// Preview is what the install or upgrade Action would change in the
+	// cluster; nil for other actions.
+	Preview *Preview
 }

@@ -137,6 +137,14 @@ func up() error {
 		return fmt.Errorf("tofu apply: %w", err)
 	}
 
+	fmt.Println("\nA plan that changes a value: `changes` shows what the upgrade will do to each object, found by dry runs:")
+	plan := exec.Command(filepath.Join(bin, "tofu"), "plan", "-input=false", "-var", "greeting=hello again")
+	plan.Dir, plan.Env = work, tofu.Env
+	plan.Stdout, plan.Stderr = os.Stdout, os.Stderr
+	if err := plan.Run(); err != nil {
+		return fmt.Errorf("tofu plan: %w", err)
+	}
+
 	kubectl := filepath.Join(bin, "kubectl")
 	fmt.Printf(`
 The demo is up. Look at it with the kubectl that make built:

@@ -1,0 +1,89 @@
+package release
+
+import (
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
+
+	helmrelease "helm.sh/helm/v3/pkg/release"
+)
+
+// changedOutside explains a release in storage that this resource did not
+// make, against cur, the latest release it made: which revision, by what
+// (Helm's description), and at which keys its values differ from the values
+// apply will give it back. Only keys are named: a value may be a secret.
+func changedOutside(rls *helmrelease.Release, cur *Snapshot, values map[string]any) string {
+	if rls == nil || cur == nil {
+		return ""
+	}
+	what := "changed by another client"
+	if rls.Info != nil && rls.Info.Description != "" {
+		what = rls.Info.Description + ", by another client"
+	}
+	msg := fmt.Sprintf("release %s/%s was changed outside stevedore: revision %d (%s), expected revision %d",
+		rls.Namespace, rls.Name, rls.Version, what, cur.Version)
+	if keys := differingKeys(rls.Config, values); len(keys) > 0 {
+		msg += "; its values differ at " + strings.Join(keys, ", ")
+	}
+	return msg + "; apply will upgrade it back to this configuration"
+}
+
+// differingKeys lists the dotted paths (Helm's --set form) at which a and b
+// hold different values, sorted. Maps are walked; anything else is a leaf.
+func differingKeys(a, b map[string]any) []string {
+	var out []string
+	var walk func(prefix string, x, y map[string]any)
+	walk = func(prefix string, x, y map[string]any) {
+		keys := map[string]bool{}
+		for k := range x {
+			keys[k] = true
+		}
+		for k := range y {
+			keys[k] = true
+		}
+		for _, k := range slices.Sorted(maps.Keys(keys)) {
+			xv, xok := x[k]
+			yv, yok := y[k]
+			xm, xIsMap := xv.(map[string]any)
+			ym, yIsMap := yv.(map[string]any)
+			switch {
+			case xIsMap && yIsMap, xIsMap && !yok, yIsMap && !xok:
+				walk(prefix+k+".", xm, ym)
+			case xok != yok || !reflect.DeepEqual(normalizeValue(xv), normalizeValue(yv)):
+				out = append(out, prefix+k)
+			}
+		}
+	}
+	walk("", a, b)
+	return out
+}
+
+// normalizeValue makes numbers comparable whichever decoder read them (YAML
+// gives int64 or float64, JSON float64).
+func normalizeValue(v any) any {
+	switch n := v.(type) {
+	case int:
+		return float64(n)
+	case int64:
+		return float64(n)
+	case int32:
+		return float64(n)
+	case float32:
+		return float64(n)
+	case []any:
+		out := make([]any, len(n))
+		for i, e := range n {
+			out[i] = normalizeValue(e)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(n))
+		for k, e := range n {
+			out[k] = normalizeValue(e)
+		}
+		return out
+	}
+	return v
+}

@@ -1,0 +1,291 @@
+package release
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/fluxcd/pkg/ssa/jsondiff"
+	wjsondiff "github.com/wI2L/jsondiff"
+	"helm.sh/helm/v3/pkg/action"
+	helmchart "helm.sh/helm/v3/pkg/chart"
+	helmkube "helm.sh/helm/v3/pkg/kube"
+	helmrelease "helm.sh/helm/v3/pkg/release"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/cli-runtime/pkg/resource"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
+)
+
+// Preview is what an install or upgrade would do to the cluster, found at
+// plan without changing anything.
+type Preview struct {
+	// Changes lists, per object of the release, what the action would do:
+	// "create", "update" (with the changed JSON pointers, Secret data
+	// masked) or "delete". Objects the action leaves as they are are not
+	// listed. Sorted by object ID.
+	Changes []kube.Drift
+	// Unknown says why the changes could not be worked out (the kinds of
+	// the chart are not served yet, its namespace does not exist yet), in a
+	// sentence; Changes is then empty and the plan shows them unknown.
+	Unknown string
+	// Warnings are things apply may trip on that the cluster cannot decide
+	// at plan: a namespace or a kind that another resource may create first.
+	Warnings []string
+}
+
+// PreviewError is a rejection that apply would meet for sure: the chart does
+// not render (a `fail`, a values schema violation, a post-renderer patch that
+// does not apply), or the API server refuses an object in a dry run.
+type PreviewError struct{ Err error }
+
+func (e *PreviewError) Error() string { return e.Err.Error() }
+func (e *PreviewError) Unwrap() error { return e.Err }
+
+// preview does, for the action act decided on state s, what the action would
+// do, with every write a server-side dry run: Helm renders the release as
+// the action would (values schema, templates, post-renderers, the cluster's
+// capabilities and lookups), and Helm's own kube client then creates, patches
+// (its three-way merge) and deletes the objects through a client whose
+// requests are all dry runs. What the API server answers is diffed against
+// the live objects read just before.
+func (r *request) preview(ctx context.Context, act Action, s releaseState) (*Preview, error) {
+	dry, err := r.sess.dryRun()
+	if err != nil {
+		return nil, err
+	}
+	cfg := dry.config(nil)
+	var (
+		next    *helmrelease.Release
+		current *helmrelease.Release
+	)
+	switch act {
+	case ActionInstall:
+		in := newInstall(cfg, r.spec, r.name, r.sess.releaseNS, s)
+		in.DryRun, in.DryRunOption = true, "server"
+		next, err = in.RunWithContext(ctx, r.chart, r.values)
+	case ActionUpgrade, ActionRetryFailed:
+		current, err = releaseToPatch(cfg, r.name, s.rls)
+		if err != nil {
+			return nil, err
+		}
+		up := newUpgrade(cfg, r.spec, r.sess.releaseNS)
+		up.DryRun, up.DryRunOption = true, "server"
+		next, err = up.RunWithContext(ctx, r.name, r.chart, r.values)
+	default:
+		return nil, nil
+	}
+	if err != nil {
+		if kube.IsNoKindMatch(err) {
+			return unknownKinds(r.chart.CRDObjects(), err), nil
+		}
+		return nil, &PreviewError{Err: fmt.Errorf("%s would fail: %w", act, err)}
+	}
+
+	ns, err := namespaceExists(ctx, dry.f, r.sess.releaseNS)
+	if err != nil {
+		return nil, err
+	}
+	if !ns {
+		p := &Preview{Unknown: fmt.Sprintf("namespace %s does not exist yet", r.sess.releaseNS)}
+		if act == ActionInstall && !r.spec.Install.CreateNamespace {
+			p.Warnings = append(p.Warnings, fmt.Sprintf("namespace %s does not exist: the install fails unless it is created first "+
+				"(install.create_namespace, or another resource applied before this one)", r.sess.releaseNS))
+		}
+		return p, nil
+	}
+
+	kc := helmkube.New(dry.getter)
+	kc.Namespace = r.sess.releaseNS
+	kc.Log = func(string, ...any) {}
+	target, err := kc.Build(bytes.NewBufferString(next.Manifest), false)
+	if err != nil {
+		if kube.IsNoKindMatch(err) {
+			return unknownKinds(r.chart.CRDObjects(), err), nil
+		}
+		return nil, &PreviewError{Err: fmt.Errorf("build the objects of the new manifest: %w", err)}
+	}
+	var original helmkube.ResourceList
+	if current != nil {
+		if original, err = kc.Build(bytes.NewBufferString(current.Manifest), false); err != nil {
+			return nil, fmt.Errorf("build the objects of %s.v%d: %w", current.Name, current.Version, err)
+		}
+	}
+	before, err := liveObjects(target)
+	if err != nil {
+		return nil, err
+	}
+	if act == ActionInstall {
+		// An install over objects of a pending or failed install of ours
+		// (Helm adopts them): they are patched from what is live.
+		for _, info := range target {
+			if obj, ok := before[infoKey(info)]; ok {
+				original = append(original, &resource.Info{Client: info.Client, Mapping: info.Mapping,
+					Namespace: info.Namespace, Name: info.Name, Object: obj.DeepCopy()})
+			}
+		}
+	}
+	res, err := kc.Update(original, target, r.spec.Upgrade.Force && act != ActionInstall)
+	if err != nil {
+		return nil, &PreviewError{Err: fmt.Errorf("%s would fail: %w", act, err)}
+	}
+	p := &Preview{}
+	for _, info := range res.Created {
+		p.Changes = append(p.Changes, kube.Drift{ID: infoID(info), Type: "create"})
+	}
+	for _, info := range res.Updated {
+		changes, err := objectChanges(before[infoKey(info)], info.Object)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", infoID(info), err)
+		}
+		if len(changes) > 0 {
+			p.Changes = append(p.Changes, kube.Drift{ID: infoID(info), Type: "update", Changes: changes})
+		}
+	}
+	for _, info := range res.Deleted {
+		p.Changes = append(p.Changes, kube.Drift{ID: infoID(info), Type: "delete"})
+	}
+	slices.SortFunc(p.Changes, func(a, b kube.Drift) int { return strings.Compare(a.ID, b.ID) })
+	return p, nil
+}
+
+// releaseToPatch is the release Helm's upgrade patches from: the latest when
+// it is deployed, else the deployed one (as Helm's upgrade chooses).
+func releaseToPatch(cfg *action.Configuration, name string, latest *helmrelease.Release) (*helmrelease.Release, error) {
+	if latest != nil && latest.Info != nil && latest.Info.Status == helmrelease.StatusDeployed {
+		return latest, nil
+	}
+	dep, err := cfg.Releases.Deployed(name)
+	if err == nil {
+		return dep, nil
+	}
+	if latest != nil {
+		return latest, nil
+	}
+	return nil, fmt.Errorf("read the deployed release %s: %w", name, err)
+}
+
+// namespaceExists says whether the release namespace is there.
+func namespaceExists(ctx context.Context, f *kube.Factory, name string) (bool, error) {
+	c, err := f.Client()
+	if err != nil {
+		return false, err
+	}
+	ns := &unstructured.Unstructured{}
+	ns.SetAPIVersion("v1")
+	ns.SetKind("Namespace")
+	err = c.Get(ctx, client.ObjectKey{Name: name}, ns)
+	switch {
+	case err == nil:
+		return true, nil
+	case apierrors.IsNotFound(err):
+		return false, nil
+	}
+	return false, fmt.Errorf("read namespace %s: %w", name, err)
+}
+
+// liveObjects reads the objects of list that exist, keyed by infoKey.
+func liveObjects(list helmkube.ResourceList) (map[string]*unstructured.Unstructured, error) {
+	out := map[string]*unstructured.Unstructured{}
+	for _, info := range list {
+		obj, err := resource.NewHelper(info.Client, info.Mapping).Get(info.Namespace, info.Name)
+		if err != nil {
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			return nil, fmt.Errorf("read %s: %w", infoID(info), err)
+		}
+		u, err := toUnstructured(obj)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", infoID(info), err)
+		}
+		out[infoKey(info)] = u
+	}
+	return out, nil
+}
+
+func toUnstructured(obj runtime.Object) (*unstructured.Unstructured, error) {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		return u, nil
+	}
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, err
+	}
+	return &unstructured.Unstructured{Object: m}, nil
+}
+
+func infoKey(info *resource.Info) string {
+	return info.Mapping.GroupVersionKind.GroupKind().String() + "/" + info.Namespace + "/" + info.Name
+}
+
+// infoID is the object's inventory ID, as drift names objects.
+func infoID(info *resource.Info) string {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(info.Mapping.GroupVersionKind)
+	u.SetNamespace(info.Namespace)
+	u.SetName(info.Name)
+	return kube.ID(u)
+}
+
+// objectChanges is how after differs from before, as drift reports it: the
+// labels and annotations, and everything outside metadata and status, with
+// Secret data masked.
+func objectChanges(before *unstructured.Unstructured, afterObj runtime.Object) ([]kube.Change, error) {
+	after, err := toUnstructured(afterObj)
+	if err != nil {
+		return nil, err
+	}
+	if before == nil {
+		return nil, nil
+	}
+	var patch wjsondiff.Patch
+	for _, part := range []func(*unstructured.Unstructured) map[string]any{labelsAndAnnotations, withoutMetadataAndStatus} {
+		p, err := wjsondiff.Compare(part(before), part(after), wjsondiff.Rationalize())
+		if err != nil {
+			return nil, err
+		}
+		patch = append(patch, p...)
+	}
+	secret := after.GroupVersionKind().Group == "" && after.GetKind() == "Secret"
+	if secret {
+		patch = jsondiff.MaskSecretPatchData(patch)
+	}
+	return kube.ChangesOf(before, patch), nil
+}
+
+func labelsAndAnnotations(u *unstructured.Unstructured) map[string]any {
+	m := map[string]any{}
+	if l, ok, _ := unstructured.NestedFieldCopy(u.Object, "metadata", "labels"); ok {
+		_ = unstructured.SetNestedField(m, l, "metadata", "labels")
+	}
+	if a, ok, _ := unstructured.NestedFieldCopy(u.Object, "metadata", "annotations"); ok {
+		_ = unstructured.SetNestedField(m, a, "metadata", "annotations")
+	}
+	return m
+}
+
+func withoutMetadataAndStatus(u *unstructured.Unstructured) map[string]any {
+	c := u.DeepCopy()
+	unstructured.RemoveNestedField(c.Object, "metadata")
+	unstructured.RemoveNestedField(c.Object, "status")
+	return c.Object
+}
+
+// unknownKindsReason says why a release with kinds the cluster does not serve
+// cannot be previewed: they come with the chart's CRDs, or from elsewhere.
+func unknownKinds(crds []helmchart.CRD, err error) *Preview {
+	if len(crds) > 0 {
+		return &Preview{Unknown: "the chart has kinds whose CustomResourceDefinitions it installs first"}
+	}
+	return &Preview{
+		Unknown: "the cluster does not serve a kind of the chart",
+		Warnings: []string{fmt.Sprintf("the cluster does not serve a kind of the chart (%v): apply fails unless another resource "+
+			"installs its CustomResourceDefinition first", err)},
+	}
+}
