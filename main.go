@@ -9,6 +9,7 @@ import (
 	"os"
 	"runtime/pprof"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6/tf6server"
 
@@ -28,6 +29,8 @@ func main() {
 	var opts []tf6server.ServeOpt
 	if debug {
 		opts = append(opts, tf6server.WithManagedDebug())
+	} else {
+		exitWithParent(os.Getppid(), time.Second)
 	}
 	err := tf6server.Serve(provider.Address, provider.NewServer(version), opts...)
 	stopProfile()
@@ -35,6 +38,36 @@ func main() {
 		log.Fatal(err)
 	}
 }
+
+// parentGoneGrace is how long the provider lets the requests in flight
+// finish, after the CLI that started it is gone: their contexts are
+// cancelled with the CLI's connection, and Helm records a cancelled action
+// as failed rather than leaving it pending.
+const parentGoneGrace = 5 * time.Second
+
+// exitWithParent ends the provider when the CLI that started it (the process
+// ppid) is gone, killed without the chance to stop its plugins: nothing is
+// left to answer, and a provider that stays holds its connections and memory
+// for nothing. The process is then a child of another (init), so its parent
+// process ID changes; it is looked at every interval.
+func exitWithParent(ppid int, interval time.Duration) {
+	if ppid <= 1 || os.Getenv(pluginCookieEnv) == "" {
+		return // not started by a CLI
+	}
+	go func() {
+		for range time.Tick(interval) {
+			if os.Getppid() != ppid {
+				log.Printf("the CLI (process %d) is gone: the provider exits", ppid)
+				time.Sleep(parentGoneGrace)
+				os.Exit(1)
+			}
+		}
+	}()
+}
+
+// pluginCookieEnv is set by the CLI for the plugins it starts (go-plugin's
+// handshake), and not in debug mode, where the provider runs on its own.
+const pluginCookieEnv = "TF_PLUGIN_MAGIC_COOKIE"
 
 // cpuProfileDirEnv names a directory that receives a CPU profile of every
 // provider process, for `make pgo` (which turns the profiles of a plan of many

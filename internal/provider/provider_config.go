@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -38,6 +39,7 @@ type kubernetesModel struct {
 	ProxyURL             types.String  `tfsdk:"proxy_url"`
 	QPS                  types.Float64 `tfsdk:"qps"`
 	Burst                types.Int64   `tfsdk:"burst"`
+	RequestTimeout       types.String  `tfsdk:"request_timeout"`
 	Exec                 *execModel    `tfsdk:"exec"`
 }
 
@@ -64,7 +66,7 @@ func (m providerModel) hasUnknown() bool {
 	if k := m.Kubernetes; k != nil {
 		vals = append(vals, k.ConfigPath, k.ConfigPaths, k.ConfigContext, k.ConfigContextCluster, k.ConfigContextAuth,
 			k.Host, k.Username, k.Password, k.Token, k.Insecure, k.TLSServerName, k.ClientCertificate, k.ClientKey,
-			k.ClusterCACertificate, k.ProxyURL, k.QPS, k.Burst)
+			k.ClusterCACertificate, k.ProxyURL, k.QPS, k.Burst, k.RequestTimeout)
 		if e := k.Exec; e != nil {
 			vals = append(vals, e.APIVersion, e.Command, e.Args, e.Env)
 		}
@@ -99,6 +101,8 @@ func kubeConfigFrom(k *kubernetesModel) kube.Config {
 		QPS:                  float32(k.QPS.ValueFloat64()),
 		Burst:                int(k.Burst.ValueInt64()),
 	}
+	// Validated as a duration by the schema.
+	c.RequestTimeout, _ = time.ParseDuration(k.RequestTimeout.ValueString())
 	if !k.Insecure.IsNull() {
 		c.Insecure = k.Insecure.ValueBool()
 	} else if v, err := strconv.ParseBool(os.Getenv("KUBE_INSECURE")); err == nil {

@@ -108,6 +108,14 @@ func kubernetesBlock() schema.SingleNestedBlock {
 				Description: "Client-side request burst. Default 1000.",
 				Validators:  []validator.Int64{int64validator.AtLeast(0)},
 			},
+			"request_timeout": schema.StringAttribute{
+				Optional: true,
+				Description: "How long one request to the API server may take, as a Go duration (watches excepted). Default `30s`. " +
+					"When three requests in a row fail to connect, are reset or time out, the API server counts as unreachable " +
+					"for one such timeout: every request in that time fails at once with the first failure, so a plan of many " +
+					"objects fails in seconds instead of waiting for each object.",
+				Validators: []validator.String{durationValidator{}},
+			},
 		},
 		Blocks: map[string]schema.Block{
 			"exec": schema.SingleNestedBlock{

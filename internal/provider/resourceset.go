@@ -48,6 +48,7 @@ type resourceSetModel struct {
 	Inventory          types.List           `tfsdk:"inventory"`
 	Manifests          types.String         `tfsdk:"manifests"`
 	Drift              types.List           `tfsdk:"drift"`
+	Changes            types.List           `tfsdk:"changes"`
 	Conditions         types.List           `tfsdk:"conditions"`
 }
 
@@ -191,6 +192,7 @@ func specFrom(ctx context.Context, m *resourceSetModel) (spec *resourceset.Spec,
 func renderDiagnostic(diags *diag.Diagnostics, summary string, err error, id string) {
 	var re *resourceset.RenderError
 	var oe *resourceset.OwnershipError
+	var pe *resourceset.PreviewError
 	switch {
 	case errors.As(err, &re):
 		p := path.Root(re.Attribute)
@@ -200,6 +202,8 @@ func renderDiagnostic(diags *diag.Diagnostics, summary string, err error, id str
 		diags.AddAttributeError(p, summary, fmt.Sprintf("resourceset %s: %v", id, err))
 	case errors.As(err, &oe):
 		diags.AddAttributeError(path.Root(oe.Attribute), summary, fmt.Sprintf("resourceset %s: %v", id, err))
+	case errors.As(err, &pe):
+		diags.AddError(summary, fmt.Sprintf("resourceset %s: %v", id, pe))
 	case errors.Is(err, resourceset.ErrUnknownKind):
 		diags.AddAttributeError(path.Root("resources"), summary, fmt.Sprintf("resourceset %s: %v", id, err))
 	default:
@@ -250,6 +254,7 @@ func (r *resourceSetResource) ModifyPlan(ctx context.Context, req resource.Modif
 		plan.Inventory = types.ListUnknown(inventoryEntryType)
 		plan.Manifests = types.StringUnknown()
 		plan.Conditions = types.ListUnknown(conditionType)
+		plan.Changes = types.ListUnknown(driftEntryType)
 		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 		return
 	}
@@ -269,10 +274,30 @@ func (r *resourceSetResource) ModifyPlan(ctx context.Context, req resource.Modif
 	unchanged := state != nil && state.Drift.Equal(emptyDrift) && state.Inventory.Equal(plan.Inventory) &&
 		state.Manifests.Equal(plan.Manifests) && sameSettings(state, &plan)
 	if unchanged {
-		plan.Conditions = state.Conditions
-	} else {
-		plan.Conditions = types.ListUnknown(conditionType)
+		plan.Conditions, plan.Changes = state.Conditions, state.Changes
+		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+		return
 	}
+	plan.Conditions = types.ListUnknown(conditionType)
+	if len(res.Undecided) > 0 {
+		// Objects of an earlier incarnation of this set (a replace after a
+		// failed create): the destroy that comes first in the same apply
+		// changes them, so what the apply then does is not known yet.
+		plan.Changes = types.ListUnknown(driftEntryType)
+		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+		return
+	}
+	// What the apply changes, object by object: dry runs, only when the
+	// set changes (a steady plan makes none).
+	pv, err := r.engine().Preview(ctx, spec)
+	if err != nil {
+		renderDiagnostic(&resp.Diagnostics, "Cannot plan the resource set", err, spec.Namespace+"/"+spec.Name)
+		return
+	}
+	for _, w := range pv.Warnings {
+		resp.Diagnostics.AddWarning("Apply may fail", fmt.Sprintf("resourceset %s: %s", plan.ID.ValueString(), w))
+	}
+	plan.Changes = driftValue(pv.Changes)
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 }
 
@@ -323,6 +348,10 @@ func (r *resourceSetResource) apply(ctx context.Context, m *resourceSetModel, pr
 	diags.Append(d...)
 	m.ID = types.StringValue(m.Namespace.ValueString() + "/" + m.Name.ValueString())
 	m.Drift = types.ListValueMust(driftEntryType, nil)
+	if m.Changes.IsUnknown() {
+		// The plan could not tell: apply does not dry-run to find out.
+		m.Changes = types.ListNull(driftEntryType)
+	}
 	spec, known, d := specFrom(ctx, m)
 	diags.Append(d...)
 	if !known && !diags.HasError() {
@@ -373,6 +402,9 @@ func (r *resourceSetResource) Read(ctx context.Context, req resource.ReadRequest
 		return
 	}
 	state.Drift = driftValue(drift)
+	// The last apply's changes are history once refreshed: each plan shows
+	// only its own.
+	state.Changes = types.ListNull(driftEntryType)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 

@@ -9,6 +9,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -112,6 +113,18 @@ resource "stevedore_resourceset" "adopt" {
 }
 `
 	}
+	// failing adds a namespace the set creates, holding a ConfigMap whose
+	// name has a typo. The plan's dry run cannot see the typo (the namespace
+	// does not exist yet), so the apply fails after applying both
+	// namespaces: a failed first apply that adopted team-g. (A typo in
+	// team-g itself, which exists, is refused at plan, before anything.)
+	failing := func() string {
+		return strings.Replace(cfg(), `},
+  ]`, `},
+    { apiVersion = "v1", kind = "Namespace", metadata = { name = "${var.prefix}-team-g-new" } },
+    { apiVersion = "v1", kind = "ConfigMap", metadata = { name = "Bad_Name", namespace = "${var.prefix}-team-g-new" }, data = { managed = "yes" } },
+  ]`, 1)
+	}
 	nsID := func() string { return "_" + ns() + "__Namespace" }
 	cmID := func(name string) func() string { return func() string { return ns() + "_" + name + "__ConfigMap" } }
 	namespace := func() *corev1.Namespace {
@@ -169,13 +182,14 @@ resource "stevedore_resourceset" "adopt" {
 						}
 					}
 				},
-				Config:          cfg("Bad_Name"),
+				Config:          failing(),
 				ConfigVariables: vars,
 				ConfigPlanChecks: tfresource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(rs, plancheck.ResourceActionCreate),
 					plancheck.ExpectKnownValue(rs, tfjsonpath.New("inventory"), knownvalue.ListExact([]knownvalue.Check{
+						entryCheck(func() string { return "_" + ns() + "-new__Namespace" }, knownvalue.Bool(false)),
 						entryCheck(nsID, knownvalue.Bool(true)),
-						entryCheck(cmID("Bad_Name"), knownvalue.Bool(false)),
+						entryCheck(func() string { return ns() + "-new_Bad_Name__ConfigMap" }, knownvalue.Bool(false)),
 					})),
 				}},
 				ExpectError: wrapped(`Resource set apply failed.*resourceset default/adopt: apply:.*Bad_Name`),
@@ -247,9 +261,11 @@ resource "stevedore_resourceset" "adopt" {
 		},
 	})
 	for _, cli := range []string{"tofu", "terraform"} {
-		o := &corev1.Namespace{}
-		o.Name = prefix.For(cli) + "-team-g"
-		_ = client.IgnoreNotFound(testClient(t).Delete(ctx, o))
+		for _, name := range []string{"-team-g", "-team-g-new"} {
+			o := &corev1.Namespace{}
+			o.Name = prefix.For(cli) + name
+			_ = client.IgnoreNotFound(testClient(t).Delete(ctx, o))
+		}
 	}
 }
 

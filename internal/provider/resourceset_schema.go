@@ -101,6 +101,14 @@ func resourceSetSchema() schema.Schema {
 				Description: "Objects of the set that changed in the cluster or were deleted, found by server-side dry-run with the provider's field manager " +
 					"at refresh; the next apply restores them. `type` is `update` or `create` (missing).",
 			},
+			"changes": schema.ListAttribute{
+				Computed: true, ElementType: driftEntryType,
+				Description: "What the apply that the plan shows does to each object, found at plan by server-side dry runs of the apply " +
+					"(the provider's field manager, forced), which change nothing: `type` is `create` or `update` (with the changed JSON pointers, " +
+					"old and new values, Secret data masked); objects the apply leaves as they are are not listed, and prunes show in " +
+					"`inventory`. Worked out only when the set changes. Unknown when the plan cannot tell (inputs not known yet; apply then " +
+					"leaves it null). Refresh sets it to null, so that every plan shows only its own changes.",
+			},
 			"conditions": schema.ListAttribute{
 				Computed: true, ElementType: conditionType,
 				Description: "kstatus-style conditions after the last apply (`Ready`).",

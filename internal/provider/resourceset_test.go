@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-testing/config"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
@@ -342,39 +343,52 @@ resource "stevedore_resourceset" "widgets" {
 // error with the state saved; fixing the configuration converges in one more
 // apply, and destroy removes everything.
 func TestAccResourceSet_partialFailureConverges(t *testing.T) {
-	cfg := func(value string) string {
-		return providerBlock("") + `
+	ns := newPerCLI("pf")
+	// The ConfigMap's namespace is the set's own, so the plan's dry run
+	// cannot validate the ConfigMap: the apply fails after the Namespace.
+	cfg := func(name string) string {
+		return providerBlock("") + fmt.Sprintf(`
+variable "ns" { type = string }
+
 resource "stevedore_resourceset" "pf" {
   name      = "pf"
   namespace = "default"
   resources = [
-    { apiVersion = "v1", kind = "Namespace", metadata = { name = "pf" } },
-    { apiVersion = "v1", kind = "ConfigMap", metadata = { name = "settings", namespace = "pf" }, data = { replicas = ` + value + ` } },
+    { apiVersion = "v1", kind = "Namespace", metadata = { name = var.ns } },
+    { apiVersion = "v1", kind = "ConfigMap", metadata = { name = %q, namespace = var.ns }, data = { replicas = "2" } },
   ]
 }
-`
+`, name)
 	}
+	vars := config.Variables{"ns": ns}
 	accTest(t, resource.TestCase{
 		CheckDestroy: func(*terraform.State) error {
-			if exists(t, "v1", "ConfigMap", "pf", "settings") {
-				return fmt.Errorf("ConfigMap pf/settings survived destroy")
+			if exists(t, "v1", "ConfigMap", ns.String(), "settings") {
+				return fmt.Errorf("ConfigMap %s/settings survived destroy", ns)
 			}
 			return nil
 		},
 		Steps: []resource.TestStep{
 			{
-				Config:      cfg(`{ nested = "a map where a string belongs" }`),
-				ExpectError: wrapped(`Resource set apply failed.*resourceset default/pf: apply:.*ConfigMap/pf/settings`),
+				Config:          cfg("Settings_Typo"),
+				ConfigVariables: vars,
+				ExpectError:     wrapped(`Resource set apply failed.*resourceset default/pf: apply:.*ConfigMap/pf-[0-9a-f]+-(tofu|terraform)/Settings_Typo`),
 			},
 			{
 				PreConfig: func() {
-					if !exists(t, "v1", "Namespace", "", "pf") {
+					if !exists(t, "v1", "Namespace", "", ns.String()) {
 						t.Fatal("the Namespace applied before the failure should exist")
 					}
 				},
-				Config: cfg(`"2"`),
+				Config:          cfg("settings"),
+				ConfigVariables: vars,
 				Check: resource.ComposeTestCheckFunc(
-					checkExists(t, true, "v1", "ConfigMap", "pf", "settings"),
+					func(*terraform.State) error {
+						if !exists(t, "v1", "ConfigMap", ns.String(), "settings") {
+							return fmt.Errorf("ConfigMap %s/settings missing", ns)
+						}
+						return nil
+					},
 					resource.TestCheckResourceAttr("stevedore_resourceset.pf", "inventory.#", "2"),
 				),
 			},

@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/http"
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -48,6 +50,9 @@ type Config struct {
 
 	QPS   float32
 	Burst int
+	// RequestTimeout bounds each request (watches excepted); zero means
+	// DefaultRequestTimeout.
+	RequestTimeout time.Duration
 }
 
 // ExecConfig is a client-go exec credential plugin.
@@ -226,6 +231,17 @@ func (c Config) RESTConfig() (*rest.Config, error) {
 		rc.Burst = DefaultBurst
 	}
 	rc.UserAgent = "terraform-provider-stevedore"
+	// One health for every client of this configuration: when the API
+	// server cannot be reached, the first failure stands for all requests
+	// for a while, rather than each object of a plan finding it out.
+	timeout := c.RequestTimeout
+	if timeout <= 0 {
+		timeout = DefaultRequestTimeout
+	}
+	h := &health{timeout: timeout}
+	rc.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return healthTransport{next: rt, health: h, timeout: timeout}
+	})
 	return rc, nil
 }
 

@@ -144,13 +144,17 @@ func (f *Factory) Manager() (*Manager, error) {
 // Impersonate returns a factory whose requests impersonate the service account
 // namespace/name, sharing this factory's RESTMapper and discovery (what the
 // cluster serves does not depend on who asks). RBAC denials then name the
-// service account, as they do for Flux's serviceAccountName.
+// service account, as they do for Flux's serviceAccountName, and stand only
+// after ForbiddenRetryWindow: a grant applied just before is honoured.
 func (f *Factory) Impersonate(namespace, name string) (*Factory, error) {
 	if err := f.init(); err != nil {
 		return nil, err
 	}
 	rc := rest.CopyConfig(f.rest)
 	rc.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + namespace + ":" + name}
+	rc.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return forbiddenRetry{next: rt, window: ForbiddenRetryWindow}
+	})
 	hc, err := rest.HTTPClientFor(rc)
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes client impersonating %s/%s: %w", namespace, name, err)

@@ -338,38 +338,62 @@ data: {k: v}
 func TestEngine_impersonation(t *testing.T) {
 	ctx := testCtx(t)
 	e, c := newEngine(t)
+	name := uniqueName("limited")
 	sa := &corev1.ServiceAccount{}
-	sa.Namespace, sa.Name = "default", "limited"
+	sa.Namespace, sa.Name = "default", name
 	if err := c.Create(ctx, sa); err != nil {
 		t.Fatal(err)
 	}
-	spec := &Spec{Name: "imp", Namespace: "default", ServiceAccountName: "limited", Timeout: 30 * time.Second,
-		ResourcesTemplate: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: imp\ndata: {a: b}\n"}
+	spec := &Spec{Name: name, Namespace: "default", ServiceAccountName: name, Timeout: 30 * time.Second,
+		ResourcesTemplate: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + name + "\ndata: {a: b}\n"}
+	start := time.Now()
 	_, err := e.Apply(ctx, spec, nil, nil)
-	if err == nil || !strings.Contains(err.Error(), `"system:serviceaccount:default:limited" cannot`) {
+	if err == nil || !strings.Contains(err.Error(), `"system:serviceaccount:default:`+name+`" cannot`) {
 		t.Fatalf("want a forbidden error naming the service account, got %v", err)
 	}
+	if d := time.Since(start); d < kube.ForbiddenRetryWindow/2 {
+		t.Errorf("the denial stood after %v: it is retried for %v first", d, kube.ForbiddenRetryWindow)
+	}
 
+	// A grant made while the apply is being denied is honoured by the same
+	// apply: the apply starts first, the RoleBinding comes a second later.
 	role := mustObjectsYAML(t, `
 apiVersion: rbac.authorization.k8s.io/v1
 kind: Role
-metadata: {name: configmaps, namespace: default}
+metadata: {name: `+name+`, namespace: default}
 rules: [{apiGroups: [""], resources: [configmaps], verbs: ["*"]}]
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: RoleBinding
-metadata: {name: limited-configmaps, namespace: default}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: configmaps}
-subjects: [{kind: ServiceAccount, name: limited, namespace: default}]
+metadata: {name: `+name+`, namespace: default}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: `+name+`}
+subjects: [{kind: ServiceAccount, name: `+name+`, namespace: default}]
 `)
-	for _, o := range role {
-		if err := c.Create(ctx, o); err != nil {
-			t.Fatal(err)
+	granted := make(chan error, 1)
+	go func() {
+		time.Sleep(time.Second)
+		for _, o := range role {
+			if err := c.Create(ctx, o); err != nil {
+				granted <- err
+				return
+			}
 		}
+		granted <- nil
+	}()
+	res, err := e.Apply(ctx, spec, nil, nil)
+	if gerr := <-granted; gerr != nil {
+		t.Fatal(gerr)
 	}
-	if _, err := e.Apply(ctx, spec, nil, nil); err != nil {
-		t.Fatalf("allowed by RBAC, still failed: %v", err)
+	if err != nil {
+		t.Fatalf("granted during the apply, still failed: %v", err)
 	}
+	t.Cleanup(func() {
+		_, _ = e.Delete(context.Background(), spec, res.Inventory)
+		for _, o := range role {
+			_ = c.Delete(context.Background(), o)
+		}
+		_ = c.Delete(context.Background(), sa)
+	})
 }
 
 func mustObjectsYAML(t *testing.T, s string) []*unstructured.Unstructured {

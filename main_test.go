@@ -1,0 +1,76 @@
+package main
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// running says whether process pid is alive: it exists and is not a zombie
+// that nobody reaped (an orphan's new parent may not reap it at once).
+func running(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	return len(fields) == 0 || fields[0] != "Z"
+}
+
+// After the CLI is killed (kill -9: it cannot stop its plugins), the
+// provider it started exits by itself within seconds instead of running on.
+func TestProviderExitsWhenTheCLIDies(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("needs /proc to tell a zombie from a running process")
+	}
+	bin := filepath.Join(t.TempDir(), "terraform-provider-stevedore")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	// The shell stands for the CLI: it starts the provider with go-plugin's
+	// handshake variables, says its pid, and waits.
+	cli := exec.Command("sh", "-c", `"$0" & echo "$!"; wait`, bin)
+	cli.Env = append(os.Environ(),
+		"TF_PLUGIN_MAGIC_COOKIE=d602bf8f470bc67ca7faa0386276bbdd4330efaf76d1a219cb4d6991ca9872b2",
+		"PLUGIN_PROTOCOL_VERSIONS=6")
+	out, err := cli.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cli.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := bufio.NewScanner(out)
+	if !lines.Scan() {
+		t.Fatal("no pid from the shell")
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(lines.Text()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	// The provider's go-plugin handshake line: it is serving.
+	if !lines.Scan() || !strings.Contains(lines.Text(), "|6|") {
+		t.Fatalf("no handshake from the provider: %q", lines.Text())
+	}
+	if err := cli.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cli.Wait()
+	deadline := time.Now().Add(parentGoneGrace + 10*time.Second)
+	for running(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the provider (pid %d) still runs %v after its CLI was killed", pid, parentGoneGrace+10*time.Second)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
