@@ -368,6 +368,7 @@ func (r *helmChartArtifactResource) ModifyPlan(ctx context.Context, req resource
 		resp.Diagnostics.Append(engineDiag("Cannot resolve the chart version", fmt.Errorf("helmchart_artifact %s: %w", sourceID(spec), err)))
 		return
 	}
+	staleWarning(&resp.Diagnostics, path.Root("repository"), "helmchart_artifact "+sourceID(spec), resolved)
 
 	var state *helmChartArtifactModel
 	if !req.State.Raw.IsNull() {
@@ -465,6 +466,7 @@ func (r *helmChartArtifactResource) build(ctx context.Context, m *helmChartArtif
 			diags.Append(engineDiag("Cannot resolve the chart version", fmt.Errorf("helmchart_artifact %s: %w", sourceID(spec), err)))
 			return
 		}
+		staleWarning(diags, path.Root("repository"), "helmchart_artifact "+sourceID(spec), resolved)
 		version = resolved.Version
 	}
 	plannedRevision := m.Revision
@@ -556,5 +558,15 @@ func (r *helmChartArtifactResource) Delete(ctx context.Context, req resource.Del
 	}
 	if err := r.engine().Remove(m.Path.ValueString()); err != nil && !errors.Is(err, context.Canceled) {
 		resp.Diagnostics.AddWarning("Cannot remove the chart artifact", fmt.Sprintf("%s: %v", m.Path.ValueString(), err))
+	}
+}
+
+// staleWarning says that a version was resolved from the cached index of a
+// repository that could not be reached: the plan goes on, as
+// source-controller keeps serving its last artifact, and says so.
+func staleWarning(diags *diag.Diagnostics, at path.Path, object string, r *chart.Resolved) {
+	if r.Stale != "" {
+		diags.AddAttributeWarning(at, "Repository unreachable: cached index used",
+			fmt.Sprintf("%s: %s. A newer version in range would not show until it can be reached.", object, r.Stale))
 	}
 }

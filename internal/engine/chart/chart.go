@@ -253,6 +253,9 @@ type Resolved struct {
 	// Revision is the artifact revision when it is known without fetching
 	// the chart (no values files, or a local source); empty otherwise.
 	Revision string
+	// Stale, when not empty, says that the repository could not be reached
+	// and the version was resolved from its cached index.
+	Stale string
 }
 
 // Artifact is a stored chart archive.

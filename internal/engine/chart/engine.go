@@ -52,11 +52,15 @@ func (e *Engine) Resolve(ctx context.Context, spec Spec) (*Resolved, error) {
 	}
 	switch spec.Kind() {
 	case SourceHTTP:
-		entry, err := e.httpEntry(ctx, &spec, spec.Version)
+		idx, err := e.repoIndex(ctx, spec.Repository, spec.Auth)
 		if err != nil {
 			return nil, err
 		}
-		r := &Resolved{ChartName: spec.Chart, Version: entry.Version, AppVersion: entry.AppVersion}
+		entry, err := selectEntry(spec.Chart, idx.Entries[spec.Chart], spec.Version)
+		if err != nil {
+			return nil, fieldErr("version", err)
+		}
+		r := &Resolved{ChartName: spec.Chart, Version: entry.Version, AppVersion: entry.AppVersion, Stale: idx.Stale}
 		if len(spec.ValuesFiles) == 0 {
 			r.Revision = entry.Version
 		}

@@ -24,6 +24,9 @@ import (
 // about a tenth of its bytes here.
 type Index struct {
 	Entries map[string][]Entry `json:"entries"`
+	// Stale, when not empty, says why this is the cached index of a
+	// repository that could not be reached. Never stored.
+	Stale string `json:"-"`
 }
 
 // Entry is one chart version of an index.
@@ -192,11 +195,16 @@ func (e *Engine) repoIndex(ctx context.Context, repoURL string, auth Auth) (*Ind
 	}
 	resp, err := client.Do(req)
 	if err != nil {
+		if haveCache && ctx.Err() == nil {
+			return e.staleIndex(dir, meta, indexURL, err)
+		}
 		return nil, fieldErr("repository", fmt.Errorf("failed to fetch %s: %w", redactURL(indexURL), err))
 	}
 	defer resp.Body.Close()
 
 	switch {
+	case resp.StatusCode >= 500 && haveCache:
+		return e.staleIndex(dir, meta, indexURL, httpStatusError(indexURL, resp))
 	case resp.StatusCode == http.StatusNotModified && haveCache:
 		idx, err := e.cachedIndex(dir, meta)
 		if err == nil {
@@ -212,6 +220,21 @@ func (e *Engine) repoIndex(ctx context.Context, repoURL string, auth Auth) (*Ind
 	default:
 		return nil, fieldErr("repository", httpStatusError(indexURL, resp))
 	}
+}
+
+// staleIndex is the cached index of a repository that cannot be reached
+// now (a network error, a server error), as source-controller keeps serving
+// its last artifact: marked Stale with why, and not counted as fetched, so
+// that the next plan asks the repository again.
+func (e *Engine) staleIndex(dir string, meta *indexMeta, indexURL string, cause error) (*Index, error) {
+	idx, err := e.cachedIndex(dir, meta)
+	if err != nil {
+		return nil, fieldErr("repository", fmt.Errorf("failed to fetch %s: %w", redactURL(indexURL), cause))
+	}
+	cp := *idx
+	cp.Stale = fmt.Sprintf("repository %s cannot be reached (%v): using its index cached at %s",
+		redactURL(indexURL), cause, meta.FetchedAt.UTC().Format(time.RFC3339))
+	return &cp, nil
 }
 
 func (e *Engine) refetchIndex(ctx context.Context, dir, indexURL string, auth Auth, client *http.Client) (*Index, error) {

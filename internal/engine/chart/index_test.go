@@ -2,12 +2,14 @@ package chart
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -285,5 +287,47 @@ func BenchmarkResolveRevalidate(b *testing.B) {
 		if _, err := e.Resolve(ctx, spec); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// A repository that cannot be reached (down, or answering 5xx) once its
+// index cache has expired: the version resolves from the cached index, marked
+// stale with the reason, as source-controller keeps serving its last
+// artifact; without a cached index it is an error on repository.
+func TestResolve_repositoryDownUsesCachedIndex(t *testing.T) {
+	ctx := context.Background()
+	var failing atomic.Bool
+	repo := startRepo(t, testenv.HelmRepoOptions{}, "1.0.0", "1.1.0")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if failing.Load() {
+			http.Error(w, "down for maintenance", http.StatusServiceUnavailable)
+			return
+		}
+		http.Redirect(w, r, repo.URL()+r.URL.Path, http.StatusFound)
+	}))
+	defer srv.Close()
+	cache := t.TempDir()
+	e := New(Options{CacheDir: cache}) // TTL 0: every resolve asks the repository
+	spec := Spec{Repository: srv.URL, Chart: "podinfo", Version: "*"}
+	r, err := e.Resolve(ctx, spec)
+	if err != nil || r.Version != "1.1.0" || r.Stale != "" {
+		t.Fatalf("repository up: %+v, %v", r, err)
+	}
+
+	failing.Store(true)
+	r, err = e.Resolve(ctx, spec)
+	if err != nil || r.Version != "1.1.0" || !strings.Contains(r.Stale, "cannot be reached") || !strings.Contains(r.Stale, "503") {
+		t.Fatalf("repository answering 503: %+v, %v", r, err)
+	}
+	srv.Close()
+	r, err = e.Resolve(ctx, spec)
+	if err != nil || r.Version != "1.1.0" || !strings.Contains(r.Stale, "connection refused") {
+		t.Fatalf("repository down: %+v, %v", r, err)
+	}
+
+	_, err = New(Options{CacheDir: t.TempDir()}).Resolve(ctx, spec)
+	var fe *Error
+	if !errors.As(err, &fe) || fe.Field != "repository" {
+		t.Fatalf("repository down, nothing cached: %v, want an error on repository", err)
 	}
 }
