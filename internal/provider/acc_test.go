@@ -23,7 +23,8 @@ type cli struct {
 
 // clis are the binaries every acceptance case runs under: OpenTofu and Terraform
 // 1.5.7, both built by `make tools`.
-func clis(t *testing.T) []cli {
+// Without them a case fails, or is skipped under -short when skipShort.
+func clis(t *testing.T, skipShort bool) []cli {
 	t.Helper()
 	bin := testenv.BinDir()
 	all := []cli{
@@ -32,10 +33,31 @@ func clis(t *testing.T) []cli {
 	}
 	for _, c := range all {
 		if _, err := os.Stat(c.path); err != nil {
+			if skipShort && testing.Short() {
+				t.Skipf("%s not found at %s: run `make tools`", c.name, c.path)
+			}
 			t.Fatalf("%s not found at %s: run `make tools`", c.name, c.path)
 		}
 	}
 	return all
+}
+
+// underCLIs runs tc under every CLI, each as a subtest, with run
+// (resource.Test, or resource.UnitTest for cases that need no TF_ACC).
+func underCLIs(t *testing.T, tc resource.TestCase, skipShort bool, run func(*testing.T, resource.TestCase)) {
+	t.Helper()
+	tc.ProtoV6ProviderFactories = protoV6Factories
+	for _, c := range clis(t, skipShort) {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv("TF_ACC_TERRAFORM_PATH", c.path)
+			t.Setenv("TF_ACC_PROVIDER_HOST", c.host)
+			t.Setenv("TF_ACC_PROVIDER_NAMESPACE", "hashicorp")
+			// Neither binary may reach a registry here; the harness serves the
+			// provider in-process.
+			t.Setenv("CHECKPOINT_DISABLE", "1")
+			run(t, tc)
+		})
+	}
 }
 
 // protoV6Factories builds a new provider for every provider instance the CLI
@@ -54,18 +76,7 @@ func accTest(t *testing.T, tc resource.TestCase) {
 	if os.Getenv("TF_ACC") == "" {
 		t.Fatal("acceptance tests need TF_ACC=1 (make test sets it)")
 	}
-	tc.ProtoV6ProviderFactories = protoV6Factories
-	for _, c := range clis(t) {
-		t.Run(c.name, func(t *testing.T) {
-			t.Setenv("TF_ACC_TERRAFORM_PATH", c.path)
-			t.Setenv("TF_ACC_PROVIDER_HOST", c.host)
-			t.Setenv("TF_ACC_PROVIDER_NAMESPACE", "hashicorp")
-			// Neither binary may reach a registry here; the harness serves the
-			// provider in-process.
-			t.Setenv("CHECKPOINT_DISABLE", "1")
-			resource.Test(t, tc)
-		})
-	}
+	underCLIs(t, tc, false, func(t *testing.T, tc resource.TestCase) { resource.Test(t, tc) })
 }
 
 // providerBlock configures the provider against the test cluster. Under -short

@@ -36,30 +36,8 @@ const artifactAddr = "stevedore_helmchart_artifact.podinfo"
 // fail otherwise, as every acceptance case does.
 func artifactAccTest(t *testing.T, tc resource.TestCase) {
 	t.Helper()
-	bin := testenv.BinDir()
-	all := []cli{
-		{name: "tofu", path: filepath.Join(bin, "tofu"), host: "registry.opentofu.org"},
-		{name: "terraform", path: filepath.Join(bin, "terraform"), host: "registry.terraform.io"},
-	}
-	for _, c := range all {
-		if _, err := os.Stat(c.path); err != nil {
-			if testing.Short() {
-				t.Skipf("%s not found at %s: run `make tools`", c.name, c.path)
-			}
-			t.Fatalf("%s not found at %s: run `make tools`", c.name, c.path)
-		}
-	}
-	tc.ProtoV6ProviderFactories = protoV6Factories
-	for _, c := range all {
-		t.Run(c.name, func(t *testing.T) {
-			t.Setenv("TF_ACC_TERRAFORM_PATH", c.path)
-			t.Setenv("TF_ACC_PROVIDER_HOST", c.host)
-			t.Setenv("TF_ACC_PROVIDER_NAMESPACE", "hashicorp")
-			t.Setenv("CHECKPOINT_DISABLE", "1")
-			// UnitTest: runs without TF_ACC; nothing here leaves the machine.
-			resource.UnitTest(t, tc)
-		})
-	}
+	// UnitTest: runs without TF_ACC; nothing here leaves the machine.
+	underCLIs(t, tc, true, func(t *testing.T, tc resource.TestCase) { resource.UnitTest(t, tc) })
 }
 
 // artifactProviderBlock configures the provider without a cluster: the
