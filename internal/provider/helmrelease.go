@@ -159,6 +159,7 @@ func (r *helmReleaseResource) ModifyPlan(ctx context.Context, req resource.Modif
 	if meta != nil && state != nil && state.ChartName.ValueString() != "" && state.ChartName.ValueString() != meta.Name {
 		resp.RequiresReplace = append(resp.RequiresReplace, path.Root("chart"))
 	}
+	r.planStorage(spec, &plan, state, resp)
 
 	mode := spec.DriftDetection.Mode
 	if state != nil && mode == release.DriftWarn && len(state.Drift.Elements()) > 0 {
@@ -335,9 +336,8 @@ func (r *helmReleaseResource) inlineArtifact(ctx context.Context, cspec chart.Sp
 	return e.Build(ctx, cspec, resolved.Version)
 }
 
-// planIdentity fills release_name and storage_namespace, whose plan values
-// are the configuration's here, with their defaults, and plans a replacement
-// when either changes.
+// planIdentity fills release_name, whose plan value is the configuration's
+// here, with its default, and plans a replacement when it changes.
 func (r *helmReleaseResource) planIdentity(spec *release.Spec, plan, state *helmReleaseModel, resp *resource.ModifyPlanResponse) {
 	if plan.Name.IsUnknown() || plan.Namespace.IsUnknown() || plan.TargetNamespace.IsUnknown() || plan.ReleaseName.IsUnknown() {
 		plan.ReleaseName = types.StringUnknown()
@@ -345,28 +345,47 @@ func (r *helmReleaseResource) planIdentity(spec *release.Spec, plan, state *helm
 		spec.ReleaseName = release.ReleaseName(spec)
 		plan.ReleaseName = types.StringValue(spec.ReleaseName)
 	}
-	if plan.Namespace.IsUnknown() || plan.TargetNamespace.IsUnknown() || plan.StorageNamespace.IsUnknown() {
+	if state != nil && changed(plan.ReleaseName, state.ReleaseName) {
+		resp.RequiresReplace = append(resp.RequiresReplace, path.Root("release_name"))
+	}
+}
+
+// planStorage fills storage_namespace, whose plan value is the
+// configuration's here, and plans a replacement when it changes. It runs
+// after every other decision to replace the release.
+//
+// Not configured, it defaults to namespace, as helm-controller stores a
+// HelmRelease's releases in the HelmRelease's namespace. Releases made before
+// that default were stored in their target namespace: so that no such state
+// plans an uninstall and an install merely because the default changed, a
+// resource that has state keeps the storage namespace of its state while
+// storage_namespace is not configured. Setting it moves the release (a
+// replace); a release replaced for another reason is a new release and takes
+// the default.
+func (r *helmReleaseResource) planStorage(spec *release.Spec, plan, state *helmReleaseModel, resp *resource.ModifyPlanResponse) {
+	replacing := len(resp.RequiresReplace) > 0 || (state != nil && !plan.TargetNamespace.Equal(state.TargetNamespace))
+	switch {
+	case plan.StorageNamespace.IsUnknown():
+	case !plan.StorageNamespace.IsNull():
+		spec.StorageNamespace = plan.StorageNamespace.ValueString()
+	case state != nil && !replacing && state.StorageNamespace.ValueString() != "":
+		plan.StorageNamespace = state.StorageNamespace
+		spec.StorageNamespace = state.StorageNamespace.ValueString()
+	case plan.Namespace.IsUnknown():
 		plan.StorageNamespace = types.StringUnknown()
-	} else {
-		if spec.StorageNamespace == "" {
-			spec.StorageNamespace = spec.TargetNamespace
-		}
-		if spec.StorageNamespace == "" {
-			spec.StorageNamespace = spec.Namespace
-		}
+	default:
+		spec.StorageNamespace = release.StorageNamespace(spec)
 		plan.StorageNamespace = types.StringValue(spec.StorageNamespace)
 	}
-	if state == nil {
-		return
+	if state != nil && changed(plan.StorageNamespace, state.StorageNamespace) {
+		resp.RequiresReplace = append(resp.RequiresReplace, path.Root("storage_namespace"))
 	}
-	for _, a := range []struct {
-		name        string
-		plan, state types.String
-	}{{"release_name", plan.ReleaseName, state.ReleaseName}, {"storage_namespace", plan.StorageNamespace, state.StorageNamespace}} {
-		if !a.plan.IsUnknown() && a.state.ValueString() != "" && a.state.ValueString() != a.plan.ValueString() {
-			resp.RequiresReplace = append(resp.RequiresReplace, path.Root(a.name))
-		}
-	}
+}
+
+// changed reports whether a known planned value differs from the state's
+// (an empty state value is no release yet).
+func changed(plan, state types.String) bool {
+	return !plan.IsUnknown() && state.ValueString() != "" && state.ValueString() != plan.ValueString()
 }
 
 // planUnknown marks what apply will tell: the release's status and history.
@@ -583,44 +602,49 @@ func (r *helmReleaseResource) Delete(ctx context.Context, req resource.DeleteReq
 	}
 }
 
-// importID is `namespace/release_name`, or
-// `storage_namespace/release_name@target_namespace` when they differ.
-var importID = regexp.MustCompile(`^([a-z0-9]([-a-z0-9]*[a-z0-9])?)/([a-z0-9]([-a-z0-9.]*[a-z0-9])?)(@([a-z0-9]([-a-z0-9]*[a-z0-9])?))?$`)
-
-// ImportState reads a running release, whoever installed it. Its values are
-// the release's user-supplied values, and the chart is found in the
-// provider's artifact cache when exactly one artifact there has the release's
-// chart name and version, so that a configuration that matches the running
-// release plans nothing after the import.
+// ImportState reads a running release, whoever installed it. The ID names
+// the HelmRelease as a Flux user knows it, `<namespace>/<name>[@<target_namespace>]`,
+// with the release name and storage namespace Flux's rules give, or names
+// them explicitly (`,release_name=...,storage_namespace=...`; see
+// release.ImportID). Its values are the release's user-supplied values, and
+// the chart is found in the provider's artifact cache when exactly one
+// artifact there has the release's chart name and version, so that a
+// configuration that matches the running release plans nothing after the
+// import.
 func (r *helmReleaseResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	parts := importID.FindStringSubmatch(req.ID)
-	if parts == nil {
-		resp.Diagnostics.AddError("Invalid import ID",
-			fmt.Sprintf("%q: want namespace/release_name, or storage_namespace/release_name@target_namespace", req.ID))
+	id, err := release.ParseImportID(req.ID)
+	if err != nil {
+		resp.Diagnostics.AddError("Invalid import ID", err.Error())
 		return
 	}
-	storageNS, name, targetNS := parts[1], parts[3], parts[6]
 	if r.offline() {
 		resp.Diagnostics.AddError("Provider not configured", "import needs a known provider configuration")
 		return
 	}
+	name, storageNS := id.Release()
 	imp, err := r.engine().Import(ctx, storageNS, name)
 	if err != nil {
+		var nf *release.NotFoundError
+		if errors.As(err, &nf) {
+			err = fmt.Errorf("%w%s", err, r.importHint(ctx, id))
+		}
 		addReleaseDiag(&resp.Diagnostics, "Cannot import the release", err)
 		return
 	}
-	if targetNS != "" && imp.TargetNamespace != targetNS {
+	if objs := id.ReleaseNamespace(); imp.TargetNamespace != objs {
 		resp.Diagnostics.AddError("Invalid import ID",
-			fmt.Sprintf("release %s/%s is installed in namespace %s, not %s", storageNS, name, imp.TargetNamespace, targetNS))
+			fmt.Sprintf("import ID %q: release %s in storage namespace %s has its objects in namespace %s, not in %s: import it as %q",
+				req.ID, name, storageNS, imp.TargetNamespace, objs, release.ImportIDOf(&release.Spec{Namespace: id.Namespace, Name: id.Name,
+					TargetNamespace: id.TargetNamespace}, name, storageNS, imp.TargetNamespace)))
 		return
 	}
 	m := helmReleaseModel{
-		Name: types.StringValue(name), Namespace: types.StringValue(storageNS),
+		Name: types.StringValue(id.Name), Namespace: types.StringValue(id.Namespace),
 		TargetNamespace: types.StringNull(), ServiceAccountName: types.StringNull(), MaxHistory: types.Int64Null(),
 		Timeout: types.StringNull(), PersistentClient: types.BoolNull(), Values: types.DynamicNull(),
 	}
-	if imp.TargetNamespace != storageNS {
-		m.TargetNamespace = types.StringValue(imp.TargetNamespace)
+	if id.TargetNamespace != "" {
+		m.TargetNamespace = types.StringValue(id.TargetNamespace)
 	}
 	if len(imp.Values) > 0 {
 		v, err := tfValue(imp.Values)
@@ -631,7 +655,7 @@ func (r *helmReleaseResource) ImportState(ctx context.Context, req resource.Impo
 		m.Values = types.DynamicValue(v)
 	}
 	m.setStatus(imp.Status)
-	m.ID = types.StringValue(storageNS + "/" + name)
+	m.ID = types.StringValue(id.Namespace + "/" + id.Name)
 	m.Chart = nullReleaseChart()
 	if r.data.cacheDir != "" {
 		ce := chart.New(chart.Options{CacheDir: r.data.cacheDir})
@@ -642,6 +666,24 @@ func (r *helmReleaseResource) ImportState(ctx context.Context, req resource.Impo
 	m.Drift = emptyDrift()
 	m.Changes = types.ListNull(driftEntryType)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+// importHint explains an ID that names no release when it is one that meant
+// another release before import IDs named the HelmRelease: `ns/name@target`
+// used to be release name in storage ns. It is empty otherwise.
+func (r *helmReleaseResource) importHint(ctx context.Context, id release.ImportID) string {
+	if id.TargetNamespace == "" || id.ReleaseName != "" {
+		return ""
+	}
+	_, storageNS := id.Release()
+	imp, err := r.engine().Import(ctx, storageNS, id.Name)
+	if err != nil {
+		return ""
+	}
+	alt := release.ImportIDOf(&release.Spec{Namespace: id.Namespace, Name: id.Name, TargetNamespace: id.TargetNamespace},
+		id.Name, storageNS, imp.TargetNamespace)
+	return fmt.Sprintf(". The ID names the HelmRelease as Flux does, whose release is <target_namespace>-<name>; "+
+		"release %q in storage namespace %s is imported with the ID %q", id.Name, storageNS, alt)
 }
 
 func (r *helmReleaseResource) chartEngine() *chart.Engine {
@@ -727,10 +769,7 @@ func addReleaseDiag(diags *diag.Diagnostics, summary string, err error) {
 // importAdvice says how to import the release e found, with the import ID
 // ImportState reads.
 func importAdvice(e *release.ExistsError) string {
-	id := e.StorageNamespace + "/" + e.ReleaseName
-	if e.TargetNamespace != "" && e.TargetNamespace != e.StorageNamespace {
-		id += "@" + e.TargetNamespace
-	}
+	id := e.ImportID
 	return fmt.Sprintf("To manage it with this resource, import it (an import block, or terraform import) with the ID %q; "+
 		"to install another release, choose another release_name.", id)
 }

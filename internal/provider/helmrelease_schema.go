@@ -77,8 +77,11 @@ func helmReleaseSchema() schema.Schema {
 			},
 			"storage_namespace": schema.StringAttribute{
 				Optional: true, Computed: true,
-				Description: "Namespace of Helm's release storage (Secrets). Default: the target namespace. Changing it replaces the release.",
-				Validators:  []validator.String{stringvalidator.LengthBetween(1, 63), stringvalidator.RegexMatches(dnsLabel, "must be a DNS label")},
+				MarkdownDescription: "Namespace of Helm's release storage (Secrets). Default: `namespace`, where helm-controller stores a " +
+					"HelmRelease's releases. A resource that already has state keeps the storage namespace of its state while this is not " +
+					"set (releases created when the default was the target namespace stay where they are); set it to move the release. " +
+					"Changing it replaces the release.",
+				Validators: []validator.String{stringvalidator.LengthBetween(1, 63), stringvalidator.RegexMatches(dnsLabel, "must be a DNS label")},
 			},
 			"service_account_name": schema.StringAttribute{
 				Optional: true,

@@ -141,7 +141,7 @@ func (e *Engine) Observe(ctx context.Context, spec *Spec, prev *Status) (*Status
 // lets the next apply continue.
 func (e *Engine) Reconcile(ctx context.Context, spec *Spec, prev *Status) (*Status, error) {
 	st := copyStatus(prev)
-	st.ReleaseName, st.StorageNamespace = ReleaseName(spec), storageNamespace(spec)
+	st.ReleaseName, st.StorageNamespace = ReleaseName(spec), StorageNamespace(spec)
 	r, err := e.prepare(ctx, spec, st)
 	if err != nil {
 		markError(st, err)

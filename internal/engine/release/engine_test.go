@@ -808,3 +808,41 @@ func TestReconcile_createNamespaceWithoutTargetNamespace(t *testing.T) {
 		t.Error("Deployment not installed into the created namespace")
 	}
 }
+
+// A spec with a target namespace and no storage namespace keeps its release
+// in the resource's namespace, as helm-controller keeps a HelmRelease's: the
+// release Secrets are in the namespace, the objects in the target namespace.
+func TestReconcile_storageDefaultsToNamespace(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	e, c := newEngine(t)
+	home := makeNamespace(t, c)
+	apps := home + "-apps"
+	target := &corev1.Namespace{}
+	target.Name = apps
+	if err := c.Create(ctx, target); err != nil {
+		t.Fatal(err)
+	}
+	path, digest := podinfo(t, "1.0.0")
+	spec := &Spec{Name: "podinfo", Namespace: home, TargetNamespace: apps, Timeout: time.Minute, MaxHistory: 5, ChartPath: path, ChartDigest: digest}
+	st, err := e.Reconcile(ctx, spec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.ReleaseName != apps+"-podinfo" || st.StorageNamespace != home {
+		t.Fatalf("release %s in storage namespace %s, want %s-podinfo in %s", st.ReleaseName, st.StorageNamespace, apps, home)
+	}
+	if _, ok := get(t, c, "v1", "Secret", home, "sh.helm.release.v1."+apps+"-podinfo.v1"); !ok {
+		t.Errorf("no release Secret in %s", home)
+	}
+	if _, ok := get(t, c, "v1", "Secret", apps, "sh.helm.release.v1."+apps+"-podinfo.v1"); ok {
+		t.Errorf("a release Secret in the target namespace %s", apps)
+	}
+	if _, ok := get(t, c, "apps/v1", "Deployment", apps, apps+"-podinfo"); !ok {
+		t.Errorf("Deployment not in the target namespace %s", apps)
+	}
+	imp, err := e.Import(ctx, home, apps+"-podinfo")
+	if err != nil || imp.TargetNamespace != apps {
+		t.Fatalf("import from %s: %+v, %v", home, imp, err)
+	}
+}

@@ -22,7 +22,7 @@ func (e *Engine) importRelease(ctx context.Context, storageNS, name string) (*Im
 	}
 	hist, err := sess.storage(nil).History(name)
 	if errors.Is(err, driver.ErrReleaseNotFound) || (err == nil && len(hist) == 0) {
-		return nil, fmt.Errorf("%s: no release %q in storage namespace %q", ref, name, storageNS)
+		return nil, fmt.Errorf("%s: %w", ref, &NotFoundError{ReleaseName: name, StorageNamespace: storageNS})
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: read release history: %w", ref, err)
@@ -38,6 +38,13 @@ func (e *Engine) importRelease(ctx context.Context, storageNS, name string) (*Im
 	st := statusFromHistory(hist, nil)
 	st.ReleaseName, st.StorageNamespace = name, storageNS
 	return &Imported{Status: st, Values: normalizeValues(last.Config), TargetNamespace: last.Namespace}, nil
+}
+
+// NotFoundError says that there is no release to import.
+type NotFoundError struct{ ReleaseName, StorageNamespace string }
+
+func (e *NotFoundError) Error() string {
+	return fmt.Sprintf("no release %q in storage namespace %q", e.ReleaseName, e.StorageNamespace)
 }
 
 // statusFromHistory describes releases (any order) as a status: history

@@ -73,3 +73,135 @@ func TestObjectError(t *testing.T) {
 		t.Errorf("named twice: %q", again)
 	}
 }
+
+// TestStorageNamespace_defaultsToNamespace: a HelmRelease in flux-system with
+// its objects in apps keeps its release in flux-system, as helm-controller
+// does, not in the target namespace.
+func TestStorageNamespace_defaultsToNamespace(t *testing.T) {
+	for _, tc := range []struct {
+		spec Spec
+		want string
+	}{
+		{Spec{Name: "podinfo", Namespace: "flux-system", TargetNamespace: "apps"}, "flux-system"},
+		{Spec{Name: "podinfo", Namespace: "apps"}, "apps"},
+		{Spec{Name: "podinfo", Namespace: "flux-system", TargetNamespace: "apps", StorageNamespace: "apps"}, "apps"},
+	} {
+		if got := StorageNamespace(&tc.spec); got != tc.want {
+			t.Errorf("StorageNamespace of namespace %q, target %q, storage %q = %q, want %q", tc.spec.Namespace, tc.spec.TargetNamespace, tc.spec.StorageNamespace, got, tc.want)
+		}
+	}
+}
+
+// TestParseImportID_namesTheHelmRelease: the short form names the
+// HelmRelease and the release follows Flux's rules; the extended form names
+// the release and its storage; String gives the shortest equivalent form.
+func TestParseImportID_namesTheHelmRelease(t *testing.T) {
+	long := "name-with-very-long-name-which-is-longer-than-53-characters"
+	for _, tc := range []struct {
+		id                     string
+		want                   ImportID
+		release, storage, objs string
+		short                  string
+	}{
+		// The Flux release of the issue: HelmRelease flux-system/podinfo with targetNamespace apps.
+		{"flux-system/podinfo@apps", ImportID{Namespace: "flux-system", Name: "podinfo", TargetNamespace: "apps"},
+			"apps-podinfo", "flux-system", "apps", "flux-system/podinfo@apps"},
+		// `helm install -n apps podinfo`.
+		{"apps/podinfo", ImportID{Namespace: "apps", Name: "podinfo"}, "podinfo", "apps", "apps", "apps/podinfo"},
+		// Flux shortens a long composed name.
+		{"default/" + long + "@release", ImportID{Namespace: "default", Name: long, TargetNamespace: "release"},
+			"release-name-with-very-long-name-which-i-788ca0d0d7b0", "default", "release", "default/" + long + "@release"},
+		// Release podinfo installed by hand in storage flux-system with its objects in apps, either way round.
+		{"flux-system/podinfo@apps,release_name=podinfo",
+			ImportID{Namespace: "flux-system", Name: "podinfo", TargetNamespace: "apps", ReleaseName: "podinfo"},
+			"podinfo", "flux-system", "apps", "flux-system/podinfo@apps,release_name=podinfo"},
+		{"apps/podinfo,storage_namespace=flux-system", ImportID{Namespace: "apps", Name: "podinfo", StorageNamespace: "flux-system"},
+			"podinfo", "flux-system", "apps", "apps/podinfo,storage_namespace=flux-system"},
+		{"team/web@apps,storage_namespace=helm,release_name=web.v2",
+			ImportID{Namespace: "team", Name: "web", TargetNamespace: "apps", ReleaseName: "web.v2", StorageNamespace: "helm"},
+			"web.v2", "helm", "apps", "team/web@apps,release_name=web.v2,storage_namespace=helm"},
+		// Explicit parts equal to Flux's rules are dropped from the short form.
+		{"flux-system/podinfo@apps,release_name=apps-podinfo,storage_namespace=flux-system",
+			ImportID{Namespace: "flux-system", Name: "podinfo", TargetNamespace: "apps", ReleaseName: "apps-podinfo", StorageNamespace: "flux-system"},
+			"apps-podinfo", "flux-system", "apps", "flux-system/podinfo@apps"},
+	} {
+		id, err := ParseImportID(tc.id)
+		if err != nil {
+			t.Errorf("ParseImportID(%q): %v", tc.id, err)
+			continue
+		}
+		if id != tc.want {
+			t.Errorf("ParseImportID(%q) = %+v, want %+v", tc.id, id, tc.want)
+		}
+		if r, s := id.Release(); r != tc.release || s != tc.storage {
+			t.Errorf("%q: release %s in %s, want %s in %s", tc.id, r, s, tc.release, tc.storage)
+		}
+		if got := id.ReleaseNamespace(); got != tc.objs {
+			t.Errorf("%q: objects in %s, want %s", tc.id, got, tc.objs)
+		}
+		if got := id.String(); got != tc.short {
+			t.Errorf("%q: String() = %q, want %q", tc.id, got, tc.short)
+		}
+		if back, err := ParseImportID(id.String()); err != nil || back.String() != id.String() {
+			t.Errorf("%q: String() does not parse back: %+v, %v", tc.id, back, err)
+		}
+	}
+}
+
+// TestParseImportID_invalidShowsBothForms: every malformed ID is an error
+// that says what is wrong and shows both forms.
+func TestParseImportID_invalidShowsBothForms(t *testing.T) {
+	for _, tc := range []struct{ id, says string }{
+		{"podinfo", `"podinfo" is not <namespace>/<name>`},
+		{"", `"" is not <namespace>/<name>`},
+		{"a/b/c", `is not <namespace>/<name>`},
+		{"/podinfo", `namespace "" is not`},
+		{"apps/", `name "" is not`},
+		{"Apps/podinfo", `namespace "Apps" is not`},
+		{"apps/podinfo@", "after @ is empty"},
+		{"apps/podinfo@a@b", "is not <namespace>/<name>"},
+		{"apps/podinfo,", "nothing follows the comma"},
+		{"apps/podinfo,release=x", `"release=x" is not release_name=`},
+		{"apps/podinfo,release_name", `"release_name" is not release_name=`},
+		{"apps/podinfo,release_name=a,release_name=b", "release_name is given twice"},
+		{"apps/podinfo,release_name=" + strings.Repeat("r", 54), "not a valid Helm release name"},
+		{"apps/podinfo,storage_namespace=a.b", `storage namespace "a.b" is not`},
+	} {
+		_, err := ParseImportID(tc.id)
+		if err == nil {
+			t.Errorf("ParseImportID(%q) succeeded", tc.id)
+			continue
+		}
+		msg := err.Error()
+		for _, want := range []string{tc.says, "<namespace>/<name>[@<target_namespace>]", ",release_name=<release>",
+			",storage_namespace=<namespace>", "flux-system/podinfo@apps,release_name=podinfo"} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("ParseImportID(%q): %q does not say %q", tc.id, msg, want)
+			}
+		}
+	}
+}
+
+// TestImportIDOf: the ID that a conflict advises names the resource that
+// found the release, with the release's names where Flux's rules differ.
+func TestImportIDOf(t *testing.T) {
+	for _, tc := range []struct {
+		spec                    Spec
+		release, storage, objNS string
+		want                    string
+	}{
+		{Spec{Namespace: "apps", Name: "podinfo"}, "podinfo", "apps", "apps", "apps/podinfo"},
+		{Spec{Namespace: "flux-system", Name: "podinfo", TargetNamespace: "apps"}, "apps-podinfo", "flux-system", "apps",
+			"flux-system/podinfo@apps"},
+		// The resource's release_name is explicit: so is the ID's.
+		{Spec{Namespace: "flux-system", Name: "podinfo", TargetNamespace: "apps", ReleaseName: "podinfo"}, "podinfo", "flux-system", "apps",
+			"flux-system/podinfo@apps,release_name=podinfo"},
+		{Spec{Namespace: "apps", Name: "podinfo", StorageNamespace: "helm"}, "podinfo", "helm", "apps", "apps/podinfo,storage_namespace=helm"},
+		// The release's objects are elsewhere than the resource says: the ID says where.
+		{Spec{Namespace: "apps", Name: "podinfo"}, "podinfo", "apps", "web", "apps/podinfo@web,release_name=podinfo"},
+	} {
+		if got := ImportIDOf(&tc.spec, tc.release, tc.storage, tc.objNS); got != tc.want {
+			t.Errorf("ImportIDOf(%+v, %s, %s, %s) = %q, want %q", tc.spec, tc.release, tc.storage, tc.objNS, got, tc.want)
+		}
+	}
+}

@@ -19,6 +19,9 @@ type ExistsError struct {
 	Status           string
 	Version          int
 	Chart            string // name@version
+	// ImportID is the import ID that brings this release under the resource
+	// that found it (see ImportIDOf).
+	ImportID string
 }
 
 func (e *ExistsError) Error() string {
@@ -41,7 +44,8 @@ func createConflict(s releaseState, spec *Spec, storageNS string) *ExistsError {
 	if rls.Info != nil && rls.Info.Status == helmrelease.StatusPendingInstall && rls.Version == 1 && madeBy(rls, spec) {
 		return nil
 	}
-	e := &ExistsError{ReleaseName: rls.Name, StorageNamespace: storageNS, TargetNamespace: rls.Namespace, Version: rls.Version}
+	e := &ExistsError{ReleaseName: rls.Name, StorageNamespace: storageNS, TargetNamespace: rls.Namespace, Version: rls.Version,
+		ImportID: ImportIDOf(spec, rls.Name, storageNS, rls.Namespace)}
 	if rls.Info != nil {
 		e.Status = rls.Info.Status.String()
 	}

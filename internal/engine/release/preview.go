@@ -120,6 +120,16 @@ func (r *request) preview(ctx context.Context, act Action, s releaseState) (*Pre
 	if err != nil {
 		return nil, err
 	}
+	if act == ActionInstall && s.kind == stateAbsent && len(before) > 0 {
+		// Objects that Helm would adopt (they carry this release's name and
+		// namespace, else the dry run failed above) with no release in this
+		// storage namespace: a release of the same name stored elsewhere,
+		// which a replacement of this resource (a new storage namespace)
+		// uninstalls before it installs. Whether apply creates or adopts
+		// them is not known here.
+		return &Preview{Unknown: fmt.Sprintf("%d object(s) of release %s exist with no release in storage namespace %s "+
+			"(a release of the same name stored elsewhere, which a replacement uninstalls first)", len(before), r.name, r.sess.storageNS)}, nil
+	}
 	if act == ActionInstall {
 		// An install over objects of a pending or failed install of ours
 		// (Helm adopts them): they are patched from what is live.

@@ -214,3 +214,36 @@ func TestPlan_previewUnknownWhenNamespaceOrKindIsMissing(t *testing.T) {
 		t.Fatalf("unknown kind: %+v, %v", p.Preview, err)
 	}
 }
+
+// The plan of an install whose objects exist already, owned by a release of
+// the same name in another storage namespace (what a replacement that moves
+// the release's storage plans: apply uninstalls that release first), leaves
+// the changes unknown: they are neither "update" (apply finds them gone) nor
+// surely "create".
+func TestPlan_previewUnknownWhenObjectsOfAnotherStorageExist(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	e, c := newEngine(t)
+	ns := makeNamespace(t, c)
+	path, digest := previewChart(t)
+	old := &Spec{Name: "pv", Namespace: ns, ChartPath: path, ChartDigest: digest, Timeout: time.Minute, MaxHistory: 5}
+	if _, err := e.Reconcile(ctx, old, nil); err != nil {
+		t.Fatal(err)
+	}
+	moved := *old
+	moved.StorageNamespace = "default"
+	p, err := e.Plan(ctx, &moved, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Action != ActionInstall || p.Preview == nil || len(p.Preview.Changes) != 0 ||
+		!strings.Contains(p.Preview.Unknown, "no release in storage namespace default") {
+		t.Fatalf("install over the objects of a release stored elsewhere: %+v, %+v", p, p.Preview)
+	}
+	if err := e.Uninstall(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := e.Plan(ctx, &moved, nil); err != nil || p.Preview == nil || p.Preview.Unknown != "" || len(p.Preview.Changes) != 3 {
+		t.Fatalf("install once the objects are gone: %+v, %v", p.Preview, err)
+	}
+}

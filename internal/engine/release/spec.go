@@ -56,8 +56,8 @@ type Spec struct {
 	ReleaseName string
 	// TargetNamespace is where the release's objects go; empty means Namespace.
 	TargetNamespace string
-	// StorageNamespace holds Helm's release Secrets; empty means the target
-	// namespace.
+	// StorageNamespace holds Helm's release Secrets; empty means Namespace,
+	// as helm-controller's (see StorageNamespace).
 	StorageNamespace string
 	// ServiceAccountName, when set, is impersonated for every Helm action.
 	ServiceAccountName string
