@@ -184,6 +184,14 @@ func (r *helmReleaseResource) ModifyPlan(ctx context.Context, req resource.Modif
 		addReleaseDiag(&resp.Diagnostics, "Cannot plan the release", err)
 		return
 	}
+	if p.ValuesMissing != "" {
+		resp.Diagnostics.AddAttributeWarning(path.Root("values_from"), "Values not found: apply may fail",
+			fmt.Sprintf("%s: another resource may create it before this one is applied; apply fails if it is still missing", p.ValuesMissing))
+		plan.ConfigDigest = types.StringUnknown()
+		r.planUnknown(&plan, meta, mode)
+		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+		return
+	}
 	plan.ConfigDigest = types.StringValue(p.ConfigDigest)
 	plan.PostRenderersDigest = types.StringValue(p.PostRenderersDigest)
 	if p.Conflict != nil {
@@ -297,7 +305,7 @@ func (r *helmReleaseResource) planChart(ctx context.Context, spec *release.Spec,
 	if state != nil && state.Chart != nil && sameInlineChart(c, state.Chart) {
 		keep = state.ChartDigest.ValueString()
 	}
-	a, err := r.inlineArtifact(ctx, cspec, keep, state)
+	a, err := r.inlineArtifact(ctx, cspec, keep, state, &resp.Diagnostics)
 	if err != nil {
 		resp.Diagnostics.Append(chartDiag("Cannot fetch the chart", plan.ID.ValueString(), err))
 		return nil, false
@@ -317,12 +325,13 @@ func (r *helmReleaseResource) planChart(ctx context.Context, spec *release.Spec,
 // inline chart is fetched at plan, as source-controller fetches a chart before
 // helm-controller sees it; an archive already in the cache (the one in state,
 // keep, when the constraint still resolves to its version) is not fetched again.
-func (r *helmReleaseResource) inlineArtifact(ctx context.Context, cspec chart.Spec, keep string, state *helmReleaseModel) (*chart.Artifact, error) {
+func (r *helmReleaseResource) inlineArtifact(ctx context.Context, cspec chart.Spec, keep string, state *helmReleaseModel, diags *diag.Diagnostics) (*chart.Artifact, error) {
 	e := r.chartEngine()
 	resolved, err := e.Resolve(ctx, cspec)
 	if err != nil {
 		return nil, err
 	}
+	staleWarning(diags, path.Root("chart").AtName("repository"), "helmrelease chart "+sourceID(cspec), resolved)
 	if keep != "" && state != nil && (resolved.Revision == "" || resolved.Revision == state.ChartVersion.ValueString()) {
 		if p, d, ok := e.FindArtifact(resolved.ChartName, state.ChartVersion.ValueString()); ok && d == keep {
 			return &chart.Artifact{ChartName: resolved.ChartName, Path: p, Digest: d}, nil
@@ -713,7 +722,7 @@ func (r *helmReleaseResource) buildInlineChart(ctx context.Context, m *helmRelea
 	if d := m.ChartDigest; !d.IsUnknown() && !d.IsNull() {
 		keep = d.ValueString()
 	}
-	a, err := r.inlineArtifact(ctx, cspec, keep, m)
+	a, err := r.inlineArtifact(ctx, cspec, keep, m, diags)
 	if err != nil {
 		diags.Append(chartDiag("Cannot fetch the chart", id, err))
 		return false

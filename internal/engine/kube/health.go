@@ -39,7 +39,6 @@ func (e *UnreachableError) Error() string {
 var notRetryable = strings.NewReplacer("connection reset by peer", "connection reset",
 	"use of closed network connection", "closed network connection")
 
-
 // health remembers that the API server could not be reached, for the
 // requests of every client of one configuration.
 type health struct {

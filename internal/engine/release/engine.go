@@ -32,6 +32,11 @@ func (e *Engine) Plan(ctx context.Context, spec *Spec, prev *Status) (*Plan, err
 	p := &Plan{ReleaseName: ReleaseName(spec), PostRenderersDigest: postRenderersDigest(spec.PostRenderers)}
 	st := copyStatus(prev)
 	r, err := e.prepare(ctx, spec, st)
+	if errors.Is(err, ErrValuesFromMissing) {
+		// What apply will do depends on values that are not there yet.
+		p.ValuesMissing = objectError(spec, err).Error()
+		return p, nil
+	}
 	if err != nil {
 		return nil, objectError(spec, err)
 	}

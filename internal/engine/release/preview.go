@@ -84,6 +84,12 @@ func (r *request) preview(ctx context.Context, act Action, s releaseState) (*Pre
 		if kube.IsNoKindMatch(err) {
 			return unknownKinds(r.chart.CRDObjects(), err), nil
 		}
+		if act == ActionInstall && strings.Contains(err.Error(), "invalid ownership metadata") && r.ownObjectsOfAnotherRelease(ctx, cfg, s) {
+			// The objects belong to a release of this same resource under
+			// another name (a new release_name replaces the resource: the
+			// old release is uninstalled first, in the same apply).
+			return &Preview{Unknown: "objects of the chart belong to another release of this resource, which a replacement uninstalls first"}, nil
+		}
 		return nil, &PreviewError{Err: fmt.Errorf("%s would fail: %w", act, err)}
 	}
 
@@ -298,4 +304,45 @@ func unknownKinds(crds []helmchart.CRD, err error) *Preview {
 		Warnings: []string{fmt.Sprintf("the cluster does not serve a kind of the chart (%v): apply fails unless another resource "+
 			"installs its CustomResourceDefinition first", err)},
 	}
+}
+
+// ownObjectsOfAnotherRelease says whether the objects of the chart that exist
+// in the cluster all carry this resource's origin labels (and at least one
+// does): Helm refuses to install over them only because another release of
+// this resource owns them.
+func (r *request) ownObjectsOfAnotherRelease(ctx context.Context, cfg *action.Configuration, s releaseState) bool {
+	in := newInstall(cfg, r.spec, r.name, r.sess.releaseNS, s)
+	in.DryRun, in.ClientOnly = true, true
+	rel, err := in.RunWithContext(ctx, r.chart, r.values)
+	if err != nil {
+		return false
+	}
+	mapper, err := r.sess.f.RESTMapper()
+	if err != nil {
+		return false
+	}
+	objs, err := driftObjects(rel, mapper)
+	if err != nil {
+		return false
+	}
+	c, err := r.sess.f.Client()
+	if err != nil {
+		return false
+	}
+	found := false
+	for _, o := range objs {
+		live := &unstructured.Unstructured{}
+		live.SetGroupVersionKind(o.GroupVersionKind())
+		if err := c.Get(ctx, client.ObjectKeyFromObject(o), live); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			return false
+		}
+		if l := live.GetLabels(); l[OriginNameLabel] != r.spec.Name || l[OriginNamespaceLabel] != r.spec.Namespace {
+			return false
+		}
+		found = true
+	}
+	return found
 }

@@ -247,3 +247,34 @@ func TestPlan_previewUnknownWhenObjectsOfAnotherStorageExist(t *testing.T) {
 		t.Fatalf("install once the objects are gone: %+v, %v", p.Preview, err)
 	}
 }
+
+// A new release_name replaces the resource: the create half is planned while
+// the old release's objects are still there, owned by it. That is no
+// rejection (the replacement uninstalls the old release first): the changes
+// are unknown. Another resource's release over the same objects is refused.
+func TestPlan_previewOfAReleaseRenamedByReplacement(t *testing.T) {
+	t.Parallel()
+	ctx := testCtx(t)
+	e, c := newEngine(t)
+	ns := makeNamespace(t, c)
+	path, digest := writeChart(t, "0.1.0", map[string]string{
+		"Chart.yaml":        "apiVersion: v2\nname: fixed\nversion: 0.1.0\n",
+		"templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fixed-name\ndata:\n  k: v\n",
+	})
+	spec := &Spec{Name: "app", Namespace: ns, ReleaseName: "old", ChartPath: path, ChartDigest: digest, Timeout: time.Minute}
+	if _, err := e.Reconcile(ctx, spec, nil); err != nil {
+		t.Fatal(err)
+	}
+	renamed := *spec
+	renamed.ReleaseName = "new"
+	p, err := e.Plan(ctx, &renamed, nil)
+	if err != nil || p.Preview == nil || !strings.Contains(p.Preview.Unknown, "another release of this resource") {
+		t.Fatalf("renamed by replacement: %+v, %v", p, err)
+	}
+	other := &Spec{Name: "other", Namespace: ns, ReleaseName: "other", ChartPath: path, ChartDigest: digest, Timeout: time.Minute}
+	_, err = e.Plan(ctx, other, nil)
+	var pe *PreviewError
+	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "invalid ownership metadata") {
+		t.Fatalf("another resource's release over the objects: %v, want a PreviewError", err)
+	}
+}

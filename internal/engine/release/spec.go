@@ -344,6 +344,11 @@ type Plan struct {
 	// that this resource did not make: apply refuses it (unless this plan
 	// replaces the resource, whose release is uninstalled first).
 	Conflict *ExistsError
+	// ValuesMissing, when not empty, says that a values_from object is not
+	// in the cluster: the values, and so what apply does, are not known;
+	// apply fails unless it exists by then. Only ReleaseName and
+	// PostRenderersDigest are set besides.
+	ValuesMissing string
 	// ChangedOutside, when not empty, says in a sentence that the release in
 	// storage is not the one this resource made (a `helm upgrade` or
 	// `helm rollback` by another client), with the values that differ.

@@ -61,7 +61,7 @@ func composeValues(ctx context.Context, c client.Client, spec *Spec) (map[string
 			if ref.Optional {
 				continue
 			}
-			return nil, &FieldError{Field: field, Err: fmt.Errorf("%s %s not found", ref.Kind, nn)}
+			return nil, &FieldError{Field: field, Err: fmt.Errorf("%s %s %w", ref.Kind, nn, ErrValuesFromMissing)}
 		case err != nil:
 			return nil, fmt.Errorf("%s: read %s %s: %w", field, ref.Kind, nn, err)
 		case !found:
@@ -199,3 +199,8 @@ func deepCopyValue(v any) any {
 		return v
 	}
 }
+
+// ErrValuesFromMissing is a values_from object, not optional, that is not in
+// the cluster. At plan it is no error: another resource of the same apply may
+// create it (Plan.ValuesMissing).
+var ErrValuesFromMissing = errors.New("not found")
