@@ -516,11 +516,21 @@ func TestReconcile_valuesFrom(t *testing.T) {
 		t.Errorf("config digest %s, want %s", st.ConfigDigest, want)
 	}
 
+	// A missing object is no plan error (another resource may create it
+	// first): the plan says so, and apply fails on it.
+	absent := *spec
+	absent.ValuesFrom = []ValuesReference{spec.ValuesFrom[0], {Kind: "ConfigMap", Name: "absent"}}
+	if p, err := e.Plan(ctx, &absent, st); err != nil || !strings.Contains(p.ValuesMissing, "values_from[1]: ConfigMap "+ns+"/absent not found") {
+		t.Errorf("plan with a missing values_from object: %+v, %v", p, err)
+	}
+	if _, err := e.Reconcile(ctx, &absent, st); err == nil || !strings.Contains(err.Error(), "values_from[1]: ConfigMap "+ns+"/absent not found") {
+		t.Errorf("apply with a missing values_from object: %v", err)
+	}
+
 	for _, tc := range []struct {
 		ref   ValuesReference
 		field string
 	}{
-		{ValuesReference{Kind: "ConfigMap", Name: "absent"}, "values_from[1]"},
 		{ValuesReference{Kind: "ConfigMap", Name: "base", ValuesKey: "nope.yaml", Optional: true}, "values_from[1].values_key"},
 		{ValuesReference{Kind: "Secret", Name: "tag", ValuesKey: "tag"}, "values_from[1]"}, // "6.1.0" is no mapping
 	} {
