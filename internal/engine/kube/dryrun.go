@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -39,7 +40,7 @@ func (f *Factory) DryRun() (*Factory, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes dry-run client: %w", err)
 	}
-	c, err := client.New(rc, client.Options{HTTPClient: hc, Mapper: f.mapper, DryRun: ptrTo(true)})
+	c, err := client.New(rc, client.Options{HTTPClient: hc, Mapper: f.mapper, DryRun: ptr.To(true)})
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes dry-run client: %w", err)
 	}
@@ -53,8 +54,6 @@ func (f *Factory) DryRun() (*Factory, error) {
 	g.poller = polling.NewStatusPoller(c, f.mapper, polling.Options{})
 	return g, nil
 }
-
-func ptrTo[T any](v T) *T { return &v }
 
 // ErrNotDryRun is the error of a request that a dry-run factory refused to send.
 type ErrNotDryRun struct{ Method, URL string }

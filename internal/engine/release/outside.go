@@ -51,39 +51,13 @@ func differingKeys(a, b map[string]any) []string {
 			switch {
 			case xIsMap && yIsMap, xIsMap && !yok, yIsMap && !xok:
 				walk(prefix+k+".", xm, ym)
-			case xok != yok || !reflect.DeepEqual(normalizeValue(xv), normalizeValue(yv)):
+			case xok != yok || !reflect.DeepEqual(xv, yv):
 				out = append(out, prefix+k)
 			}
 		}
 	}
-	walk("", a, b)
+	// As Helm stores values (JSON), so that an int and the float64 it is
+	// read back as compare equal.
+	walk("", normalizeValues(a), normalizeValues(b))
 	return out
-}
-
-// normalizeValue makes numbers comparable whichever decoder read them (YAML
-// gives int64 or float64, JSON float64).
-func normalizeValue(v any) any {
-	switch n := v.(type) {
-	case int:
-		return float64(n)
-	case int64:
-		return float64(n)
-	case int32:
-		return float64(n)
-	case float32:
-		return float64(n)
-	case []any:
-		out := make([]any, len(n))
-		for i, e := range n {
-			out[i] = normalizeValue(e)
-		}
-		return out
-	case map[string]any:
-		out := make(map[string]any, len(n))
-		for k, e := range n {
-			out[k] = normalizeValue(e)
-		}
-		return out
-	}
-	return v
 }
