@@ -66,11 +66,11 @@ func (e *Engine) Resolve(ctx context.Context, spec Spec) (*Resolved, error) {
 		}
 		return r, nil
 	case SourceOCI:
-		v, err := e.resolveOCI(ctx, &spec)
+		v, stale, err := e.resolveOCI(ctx, &spec)
 		if err != nil {
 			return nil, err
 		}
-		r := &Resolved{ChartName: spec.Chart, Version: v}
+		r := &Resolved{ChartName: spec.Chart, Version: v, Stale: stale}
 		if len(spec.ValuesFiles) == 0 {
 			r.Revision = v
 		}

@@ -12,10 +12,13 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -917,4 +920,52 @@ func packagedDependencies(t *testing.T, path string) map[string]string {
 		out[d.Name()] = d.Metadata.Version
 	}
 	return out
+}
+
+// TestResolve_registryDownUsesCachedTags: once the tag list is cached, a
+// registry that cannot be reached (a server error, then closed) resolves
+// from the cached list however old, marked stale with why; with nothing
+// cached it is an error on repository.
+func TestResolve_registryDownUsesCachedTags(t *testing.T) {
+	reg, err := testenv.StartOCIRegistry(testenv.OCIRegistryOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(reg.Close)
+	if _, _, err := reg.PushChart(mustPackage(t, "1.1.0"), ""); err != nil {
+		t.Fatal(err)
+	}
+	var failing atomic.Bool
+	target, err := url.Parse("http://" + reg.Host())
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if failing.Load() {
+			http.Error(w, "down for maintenance", http.StatusServiceUnavailable)
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	e, clk := newEngine(t, time.Minute)
+	ctx := context.Background()
+	spec := Spec{Repository: "oci://" + srv.Listener.Addr().String(), Chart: "podinfo", Version: "1.x"}
+	if r, err := e.Resolve(ctx, spec); err != nil || r.Version != "1.1.0" || r.Stale != "" {
+		t.Fatalf("registry up: %+v, %v", r, err)
+	}
+	clk.add(2 * time.Minute)
+	failing.Store(true)
+	if r, err := e.Resolve(ctx, spec); err != nil || r.Version != "1.1.0" || !strings.Contains(r.Stale, "cannot be reached") {
+		t.Fatalf("registry answering 503: %+v, %v", r, err)
+	}
+	srv.Close()
+	if r, err := e.Resolve(ctx, spec); err != nil || r.Version != "1.1.0" || !strings.Contains(r.Stale, "connection refused") {
+		t.Fatalf("registry down: %+v, %v", r, err)
+	}
+	fresh, _ := newEngine(t, time.Minute)
+	if _, err := fresh.Resolve(ctx, spec); err == nil || FieldOf(err) != "repository" {
+		t.Fatalf("registry down, nothing cached: %v, want an error on repository", err)
+	}
 }

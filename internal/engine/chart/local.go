@@ -320,7 +320,7 @@ func (e *Engine) remoteDependency(ctx context.Context, parent string, dep *chart
 	var version string
 	switch spec.Kind() {
 	case SourceOCI:
-		v, err := e.resolveOCI(ctx, &spec)
+		v, _, err := e.resolveOCI(ctx, &spec)
 		if err != nil {
 			return file{}, fmt.Errorf("chart '%s': dependency '%s': %w", parent, dep.Name, err)
 		}

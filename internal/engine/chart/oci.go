@@ -82,49 +82,61 @@ type tagsCache struct {
 }
 
 // ociTags lists the strict-semver tags of a chart (Helm's client turns `_`
-// back into `+`), through the same TTL cache as repository indexes.
-func (e *Engine) ociTags(ctx context.Context, repo ociRepo, name string, auth Auth) ([]string, error) {
+// back into `+`), through the same TTL cache as repository indexes. When the
+// registry cannot be reached (a network or server error, not a denial or a
+// missing repository), the cached list is used however old, as for an index:
+// stale then says why.
+func (e *Engine) ociTags(ctx context.Context, repo ociRepo, name string, auth Auth) (tags []string, stale string, err error) {
 	ref := repo.chartRef(name)
 	path := filepath.Join(e.cacheDir, "oci-tags", hashKey(ref+"\x00"+auth.Username+"\x00"+auth.Password)+".json")
 	unlock := lockFor(path)
 	defer unlock()
+	var cached *tagsCache
 	if data, err := os.ReadFile(path); err == nil {
 		var c tagsCache
-		if json.Unmarshal(data, &c) == nil && c.Ref == ref && fresh(e.now().Sub(c.FetchedAt), e.ttl) {
-			return c.Tags, nil
+		if json.Unmarshal(data, &c) == nil && c.Ref == ref {
+			if fresh(e.now().Sub(c.FetchedAt), e.ttl) {
+				return c.Tags, "", nil
+			}
+			cached = &c
 		}
 	}
 	client, err := e.registryClient(auth, repo.plainHTTP)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	tags, err := withContext(ctx, func() ([]string, error) { return client.Tags(ref) })
+	tags, err = withContext(ctx, func() ([]string, error) { return client.Tags(ref) })
 	if err != nil {
-		return nil, fieldErr("repository", fmt.Errorf("could not get tags for '%s': %w", name, ociError(err)))
+		err = ociError(err)
+		if cached != nil && ctx.Err() == nil && !errors.Is(err, ErrUnauthorized) && !errors.Is(err, ErrNotFound) {
+			return cached.Tags, fmt.Sprintf("registry %s cannot be reached (%v): using its tags of %s cached at %s",
+				repo.host, err, name, cached.FetchedAt.UTC().Format(time.RFC3339)), nil
+		}
+		return nil, "", fieldErr("repository", fmt.Errorf("could not get tags for '%s': %w", name, err))
 	}
 	_ = writeJSONAtomic(path, tagsCache{Ref: ref, FetchedAt: e.now(), Tags: tags})
-	return tags, nil
+	return tags, "", nil
 }
 
 // resolveOCI returns the version ver selects: a semver version as is (it is
 // pulled directly), otherwise the best match among the tags.
-func (e *Engine) resolveOCI(ctx context.Context, spec *Spec) (string, error) {
+func (e *Engine) resolveOCI(ctx context.Context, spec *Spec) (version, stale string, err error) {
 	if isExactVersion(spec.Version) {
-		return spec.Version, nil
+		return spec.Version, "", nil
 	}
 	repo, err := parseOCIRepo(spec.Repository, spec.Insecure)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
-	tags, err := e.ociTags(ctx, repo, spec.Chart, spec.Auth)
+	tags, stale, err := e.ociTags(ctx, repo, spec.Chart, spec.Auth)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	v, err := selectTag(spec.Chart, tags, spec.Version)
 	if err != nil {
-		return "", fieldErr("version", err)
+		return "", "", fieldErr("version", err)
 	}
-	return v, nil
+	return v, stale, nil
 }
 
 // pullOCI pulls name:version and returns the archive and the manifest
