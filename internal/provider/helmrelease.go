@@ -195,9 +195,7 @@ func (r *helmReleaseResource) ModifyPlan(ctx context.Context, req resource.Modif
 	plan.ConfigDigest = types.StringValue(p.ConfigDigest)
 	plan.PostRenderersDigest = types.StringValue(p.PostRenderersDigest)
 	if p.Conflict != nil {
-		resp.Diagnostics.AddWarning("Release already exists",
-			fmt.Sprintf("helmrelease %s: %v. Apply refuses to create this resource over it, unless this plan replaces the resource "+
-				"(its release is then uninstalled first). %s", plan.ID.ValueString(), p.Conflict, importAdvice(p.Conflict)))
+		addConflictWarning(&resp.Diagnostics, plan.ID.ValueString(), p.Conflict)
 	}
 
 	if p.ChangedOutside != "" {
@@ -220,6 +218,16 @@ func (r *helmReleaseResource) ModifyPlan(ctx context.Context, req resource.Modif
 	}
 	if action == release.ActionNone && state != nil {
 		plan.copyStatus(state)
+		if spec.ResetFailures || state.ConfigDigest.ValueString() != p.ConfigDigest {
+			// A new configuration that the release already matches (the
+			// values it was rolled back to): apply runs no Helm action but
+			// records the new digest, starts the failure counters over, as
+			// a new generation does, and sets the conditions again.
+			plan.ConfigDigest = types.StringValue(p.ConfigDigest)
+			plan.Failures, plan.InstallFailures, plan.UpgradeFailures = types.Int64Value(0), types.Int64Value(0), types.Int64Value(0)
+			plan.Conditions = types.ListUnknown(conditionType)
+			plan.LastAttemptedAction = types.StringUnknown()
+		}
 		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 		return
 	}
@@ -777,6 +785,26 @@ func addReleaseDiag(diags *diag.Diagnostics, summary string, err error) {
 
 // importAdvice says how to import the release e found, with the import ID
 // ImportState reads.
+// addConflictWarning says, at the plan of a create, what apply will do with
+// a release of the same name that is already in storage. Terraform plans a
+// tainted resource (one whose create failed) as a create, so the plan cannot
+// tell a replacement from a new resource; the release's origin labels tell
+// whether this resource made it.
+func addConflictWarning(diags *diag.Diagnostics, id string, e *release.ExistsError) {
+	if e.MadeHere {
+		diags.AddWarning("Failed release will be replaced",
+			fmt.Sprintf("helmrelease %s: release %s (%s, revision %d) was installed by this resource and its create failed. "+
+				"Terraform replaces a resource whose create failed (\"tainted, so must be replaced\"): apply uninstalls this release "+
+				"and its objects first, then installs it again; it does not continue from the failed release. "+
+				"If this resource is not in the state at all, apply refuses to create it over the release. %s",
+				id, e.ReleaseName, e.Status, e.Version, importAdvice(e)))
+		return
+	}
+	diags.AddWarning("Release already exists",
+		fmt.Sprintf("helmrelease %s: %v. Apply refuses to create this resource over it, unless this plan replaces the resource "+
+			"(its release is then uninstalled first). %s", id, e, importAdvice(e)))
+}
+
 func importAdvice(e *release.ExistsError) string {
 	id := e.ImportID
 	return fmt.Sprintf("To manage it with this resource, import it (an import block, or terraform import) with the ID %q; "+

@@ -22,11 +22,22 @@ type ExistsError struct {
 	// ImportID is the import ID that brings this release under the resource
 	// that found it (see ImportIDOf).
 	ImportID string
+	// MadeHere says that the release's objects carry the origin labels of
+	// the resource that found it: a create of that resource made it and
+	// failed (Terraform then taints the resource, and its next plan replaces
+	// it: uninstall first, then install), or the resource was removed from
+	// the state.
+	MadeHere bool
 }
 
 func (e *ExistsError) Error() string {
-	return fmt.Sprintf("release %s already exists in storage namespace %s (%s, revision %d, chart %s) and was not made by this resource; "+
-		"stevedore does not take over a release it did not install", e.ReleaseName, e.StorageNamespace, e.Status, e.Version, e.Chart)
+	found := fmt.Sprintf("release %s already exists in storage namespace %s (%s, revision %d, chart %s)",
+		e.ReleaseName, e.StorageNamespace, e.Status, e.Version, e.Chart)
+	if e.MadeHere {
+		return found + " and is not in this resource's state, though its objects carry this resource's labels; " +
+			"stevedore does not take over a release it does not track"
+	}
+	return found + " and was not made by this resource; stevedore does not take over a release it did not install"
 }
 
 // createConflict is what a create finds in storage that it must not touch, or
@@ -45,7 +56,7 @@ func createConflict(s releaseState, spec *Spec, storageNS string) *ExistsError {
 		return nil
 	}
 	e := &ExistsError{ReleaseName: rls.Name, StorageNamespace: storageNS, TargetNamespace: rls.Namespace, Version: rls.Version,
-		ImportID: ImportIDOf(spec, rls.Name, storageNS, rls.Namespace)}
+		ImportID: ImportIDOf(spec, rls.Name, storageNS, rls.Namespace), MadeHere: madeBy(rls, spec)}
 	if rls.Info != nil {
 		e.Status = rls.Info.Status.String()
 	}

@@ -29,7 +29,7 @@ func TestReconcile_createRefusesAReleaseItDidNotMake(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Conflict == nil || p.Conflict.ReleaseName != "theirs" || p.Conflict.StorageNamespace != ns || p.Conflict.Status != "deployed" {
+	if p.Conflict == nil || p.Conflict.ReleaseName != "theirs" || p.Conflict.StorageNamespace != ns || p.Conflict.Status != "deployed" || p.Conflict.MadeHere {
 		t.Fatalf("plan conflict = %+v", p.Conflict)
 	}
 	st, err := e.Reconcile(ctx, spec, nil)
