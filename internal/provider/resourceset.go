@@ -268,6 +268,18 @@ func (r *resourceSetResource) ModifyPlan(ctx context.Context, req resource.Modif
 		renderDiagnostic(&resp.Diagnostics, "Cannot plan the resource set", err, spec.Namespace+"/"+spec.Name)
 		return
 	}
+	for _, w := range res.Warnings {
+		detail := fmt.Sprintf("resourceset %s: %s", plan.ID.ValueString(), w.Message)
+		if w.Attribute == "" {
+			resp.Diagnostics.AddWarning(w.Summary, detail)
+			continue
+		}
+		p := path.Root(w.Attribute)
+		if w.Index >= 0 {
+			p = p.AtListIndex(w.Index)
+		}
+		resp.Diagnostics.AddAttributeWarning(p, w.Summary, detail)
+	}
 	plan.Inventory = plannedInventoryValue(res.Inventory, res.Undecided)
 	plan.Manifests = types.StringValue(res.Manifests)
 

@@ -39,6 +39,19 @@ type Result struct {
 	// Undecided holds, after a plan, the IDs of the inventory entries whose
 	// Adopted flag only the apply can decide.
 	Undecided map[string]bool
+	// Warnings, after a plan, name what the render did that the user may not
+	// expect (see desired).
+	Warnings []Warning
+}
+
+// Warning is something a plan says about the rendered objects. Attribute
+// ("resources", "resources_template", or "" for the set) and Index (-1 for
+// none) locate it in the configuration.
+type Warning struct {
+	Attribute string
+	Index     int
+	Summary   string
+	Message   string
 }
 
 func (e *Engine) factory(spec *Spec) (*kube.Factory, error) {
@@ -62,18 +75,29 @@ func (e *Engine) manager(spec *Spec) (*kube.Manager, error) {
 // with the cluster's RESTMapper (a kind whose CRD is in the set needs no
 // mapping). It reads discovery but writes nothing.
 func (e *Engine) Desired(ctx context.Context, spec *Spec) ([]*unstructured.Unstructured, error) {
-	objs, err := Render(spec)
+	objs, _, err := e.desired(spec)
+	return objs, err
+}
+
+// desired is Desired with what the plan warns about: template output read
+// as another type, namespaces on cluster-scoped objects, objects rendered
+// more than once with different content.
+func (e *Engine) desired(spec *Spec) ([]*unstructured.Unstructured, []Warning, error) {
+	objs, warnings, err := render(spec)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	mapper, err := e.kube.RESTMapper()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if err := defaultNamespaces(objs, newScopes(mapper, objs), spec.Namespace); err != nil {
-		return nil, err
+	ignored, err := defaultNamespaces(objs, newScopes(mapper, objs), spec.Namespace)
+	if err != nil {
+		return nil, nil, err
 	}
-	return dedupe(objs), nil
+	warnings = append(warnings, ignored...)
+	warnings = append(warnings, duplicates(objs)...)
+	return finish(objs, spec), warnings, nil
 }
 
 // Plan returns the inventory and manifests an apply of spec will leave. prev
@@ -85,7 +109,7 @@ func (e *Engine) Plan(ctx context.Context, spec *Spec, prev []kube.Entry) (*Resu
 	if err := ValidateDependencies(spec.Dependencies); err != nil {
 		return nil, err
 	}
-	objs, err := e.Desired(ctx, spec)
+	objs, warnings, err := e.desired(spec)
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +121,7 @@ func (e *Engine) Plan(ctx context.Context, spec *Spec, prev []kube.Entry) (*Resu
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Inventory: inventoryOf(objs, adopted), Manifests: manifests, Undecided: undecided}, nil
+	return &Result{Inventory: inventoryOf(objs, adopted), Manifests: manifests, Undecided: undecided, Warnings: warnings}, nil
 }
 
 // Apply waits for the dependencies, decides which objects new to the

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -58,9 +59,12 @@ func (s *scopes) namespaced(gvk schema.GroupVersionKind) (bool, error) {
 
 // defaultNamespaces sets the set's namespace on namespaced objects that name
 // none, and clears it on cluster-scoped ones (the API server would ignore it,
-// and the inventory ID must match the object's).
-func defaultNamespaces(objs []*unstructured.Unstructured, s *scopes, namespace string) error {
+// and the inventory ID must match the object's), with a warning for each
+// namespace it clears.
+func defaultNamespaces(objs []*unstructured.Unstructured, s *scopes, namespace string) ([]Warning, error) {
 	var errs []error
+	var warnings []Warning
+	said := map[string]bool{} // an object rendered by every input is said once
 	for _, o := range objs {
 		ns, err := s.namespaced(o.GroupVersionKind())
 		if err != nil {
@@ -70,11 +74,49 @@ func defaultNamespaces(objs []*unstructured.Unstructured, s *scopes, namespace s
 		switch {
 		case ns && o.GetNamespace() == "":
 			o.SetNamespace(namespace)
-		case !ns:
+		case !ns && o.GetNamespace() != "":
+			msg := fmt.Sprintf("%s %s names the namespace %q, but %s is cluster-scoped: the namespace is ignored",
+				o.GetKind(), o.GetName(), o.GetNamespace(), o.GetKind())
+			if !said[msg] {
+				said[msg] = true
+				warnings = append(warnings, Warning{Index: -1, Summary: "Namespace of a cluster-scoped object ignored", Message: msg})
+			}
 			o.SetNamespace("")
 		}
 	}
-	return errors.Join(errs...)
+	return warnings, errors.Join(errs...)
+}
+
+// duplicates warns about each object that is rendered more than once with
+// different content: the first one is applied, as flux-operator does, and the
+// others are dropped. Copies that are the same (a shared object rendered by
+// every input) are no warning.
+func duplicates(objs []*unstructured.Unstructured) []Warning {
+	first := map[string]*unstructured.Unstructured{}
+	differ := map[string]int{}
+	var order []string
+	for _, o := range objs {
+		key := objectKey(o)
+		f, ok := first[key]
+		if !ok {
+			first[key] = o
+			continue
+		}
+		if !equality.Semantic.DeepEqual(f.Object, o.Object) {
+			if differ[key] == 0 {
+				order = append(order, key)
+			}
+			differ[key]++
+		}
+	}
+	var warnings []Warning
+	for _, key := range order {
+		warnings = append(warnings, Warning{Index: -1, Summary: "Object rendered more than once",
+			Message: fmt.Sprintf("%s is rendered %d more time(s) with different content: the first one rendered is applied "+
+				"(resources before resources_template, input by input), as flux-operator does, and the others are dropped",
+				describe(first[key]), differ[key])})
+	}
+	return warnings
 }
 
 func gvkString(gvk schema.GroupVersionKind) string {

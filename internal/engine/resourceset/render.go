@@ -54,6 +54,7 @@ type renderer struct {
 	current   map[string]any
 	resources []*template.Template
 	multi     *template.Template
+	texts     map[string]*template.Template // see text
 }
 
 func newRenderer(spec *Spec) (*renderer, error) {
@@ -96,6 +97,25 @@ func (r *renderer) execute(t *template.Template, input map[string]any, buf *byte
 	return t.Execute(buf, nil)
 }
 
+// text renders src, one string of a resource, with input; each string is
+// parsed once.
+func (r *renderer) text(src string, input map[string]any) (string, error) {
+	t, ok := r.texts[src]
+	if !ok {
+		var err error
+		if t, err = newTemplate("text", src, funcMap(func() any { return r.current })); err != nil {
+			return "", err
+		}
+		if r.texts == nil {
+			r.texts = map[string]*template.Template{}
+		}
+		r.texts[src] = t
+	}
+	var buf bytes.Buffer
+	err := r.execute(t, input, &buf)
+	return buf.String(), err
+}
+
 // Render renders the spec into the objects to apply, in order: resources before
 // resources_template, input by input. Objects are deduplicated by group, kind,
 // namespace and name (the first occurrence wins), objects annotated
@@ -103,9 +123,29 @@ func (r *renderer) execute(t *template.Template, input map[string]any, buf *byte
 // set (common metadata wins). Namespaces are not defaulted here: that needs to
 // know which kinds are namespaced (see Namespacer).
 func Render(spec *Spec) ([]*unstructured.Unstructured, error) {
-	r, err := newRenderer(spec)
+	objs, _, err := render(spec)
 	if err != nil {
 		return nil, err
+	}
+	return finish(objs, spec), nil
+}
+
+// finish deduplicates the rendered objects and sets their metadata.
+func finish(objs []*unstructured.Unstructured, spec *Spec) []*unstructured.Unstructured {
+	objs = dedupe(objs)
+	for _, o := range objs {
+		setMetadata(o, spec)
+	}
+	return objs
+}
+
+// render renders the objects of Render, before finish, with a warning for
+// each template-only string of resources that renders to a number, a boolean
+// or null (retypedWarnings).
+func render(spec *Spec) ([]*unstructured.Unstructured, []Warning, error) {
+	r, err := newRenderer(spec)
+	if err != nil {
+		return nil, nil, err
 	}
 	inputs := spec.Inputs
 	inputIndex := func(i int) int { return i }
@@ -125,7 +165,7 @@ func Render(spec *Spec) ([]*unstructured.Unstructured, error) {
 		results[t] = make([]rendered, len(inputs))
 	}
 	if err := r.renderAll(spec, inputs, results); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 
 	var out []*unstructured.Unstructured
@@ -136,7 +176,7 @@ func Render(spec *Spec) ([]*unstructured.Unstructured, error) {
 		}
 		for j, res := range results[t] {
 			if res.err != nil {
-				return nil, &RenderError{Attribute: attr, Index: index, Input: inputIndex(j), Err: res.err}
+				return nil, nil, &RenderError{Attribute: attr, Index: index, Input: inputIndex(j), Err: res.err}
 			}
 			for _, o := range res.objs {
 				if o.GetAnnotations()[ReconcileAnnotation] != DisabledValue {
@@ -145,11 +185,7 @@ func Render(spec *Spec) ([]*unstructured.Unstructured, error) {
 			}
 		}
 	}
-	out = dedupe(out)
-	for _, o := range out {
-		setMetadata(o, spec)
-	}
-	return out, nil
+	return out, retypedWarnings(spec, results[:len(r.resources)], inputs, inputIndex, r.text), nil
 }
 
 type rendered struct {
@@ -211,14 +247,19 @@ func (r *renderer) render(t *template.Template, input map[string]any, single boo
 	return rendered{objs: objs, err: err}
 }
 
+// objectKey names an object in the cluster: group, kind, namespace and name
+// (two versions of a kind are one object).
+func objectKey(o *unstructured.Unstructured) string {
+	return o.GroupVersionKind().Group + "/" + o.GetKind() + "/" + o.GetNamespace() + "/" + o.GetName()
+}
+
 // dedupe keeps the first of the objects that name the same object in the
-// cluster: group, kind, namespace and name (two versions of a kind are one
-// object).
+// cluster.
 func dedupe(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
 	seen := make(map[string]bool, len(objs))
 	out := objs[:0]
 	for _, o := range objs {
-		key := o.GroupVersionKind().Group + "/" + o.GetKind() + "/" + o.GetNamespace() + "/" + o.GetName()
+		key := objectKey(o)
 		if !seen[key] {
 			seen[key] = true
 			out = append(out, o)
