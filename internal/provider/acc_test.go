@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
@@ -43,10 +42,15 @@ func clis(t *testing.T, skipShort bool) []cli {
 }
 
 // underCLIs runs tc under every CLI, each as a subtest, with run
-// (resource.Test, or resource.UnitTest for cases that need no TF_ACC).
-func underCLIs(t *testing.T, tc resource.TestCase, skipShort bool, run func(*testing.T, resource.TestCase)) {
+// (resource.Test, or resource.UnitTest for cases that need no TF_ACC). The
+// provider is served through rec (a new record when nil), which fails the
+// subtest for every apply that returned what its plan did not promise.
+func underCLIs(t *testing.T, rec *protocolRecord, tc resource.TestCase, skipShort bool, run func(*testing.T, resource.TestCase)) {
 	t.Helper()
-	tc.ProtoV6ProviderFactories = protoV6Factories
+	guardSteps(t, tc)
+	if rec == nil {
+		rec = &protocolRecord{}
+	}
 	for _, c := range clis(t, skipShort) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Setenv("TF_ACC_TERRAFORM_PATH", c.path)
@@ -55,28 +59,44 @@ func underCLIs(t *testing.T, tc resource.TestCase, skipShort bool, run func(*tes
 			// Neither binary may reach a registry here; the harness serves the
 			// provider in-process.
 			t.Setenv("CHECKPOINT_DISABLE", "1")
+			rec.reset()
+			tc.ProtoV6ProviderFactories = rec.factories()
 			run(t, tc)
+			rec.verify(t)
 		})
 	}
 }
 
-// protoV6Factories builds a new provider for every provider instance the CLI
-// starts, so that two configurations in one test never share settings.
-var protoV6Factories = map[string]func() (tfprotov6.ProviderServer, error){
-	"stevedore": func() (tfprotov6.ProviderServer, error) {
-		return NewServer("test")(), nil
-	},
+// guardSteps holds every case to the rule that an apply plans empty
+// afterwards: a step that applies may not expect a non-empty plan after it
+// (the harness then skips its empty-plan check). Only plan-only and refresh
+// steps, which apply nothing, may.
+func guardSteps(t *testing.T, tc resource.TestCase) {
+	t.Helper()
+	for i, s := range tc.Steps {
+		applies := !s.PlanOnly && !s.RefreshState && !s.ImportState && s.ExpectError == nil
+		if applies && s.ExpectNonEmptyPlan {
+			t.Fatalf("step %d applies and expects a non-empty plan after it: every apply must be followed by an empty plan", i+1)
+		}
+	}
 }
 
 // accTest runs one acceptance case under every CLI, each as a subtest. The
 // cluster comes from testenv.Main.
 func accTest(t *testing.T, tc resource.TestCase) {
 	t.Helper()
+	accTestWith(t, nil, tc)
+}
+
+// accTestWith is accTest with the provider served through rec, for cases
+// that assert the plans' warnings (expectWarning).
+func accTestWith(t *testing.T, rec *protocolRecord, tc resource.TestCase) {
+	t.Helper()
 	testenv.Need(t)
 	if os.Getenv("TF_ACC") == "" {
 		t.Fatal("acceptance tests need TF_ACC=1 (make test sets it)")
 	}
-	underCLIs(t, tc, false, func(t *testing.T, tc resource.TestCase) { resource.Test(t, tc) })
+	underCLIs(t, rec, tc, false, func(t *testing.T, tc resource.TestCase) { resource.Test(t, tc) })
 }
 
 // providerBlock configures the provider against the test cluster. Under -short

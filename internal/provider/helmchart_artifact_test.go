@@ -37,7 +37,7 @@ const artifactAddr = "stevedore_helmchart_artifact.podinfo"
 func artifactAccTest(t *testing.T, tc resource.TestCase) {
 	t.Helper()
 	// UnitTest: runs without TF_ACC; nothing here leaves the machine.
-	underCLIs(t, tc, true, func(t *testing.T, tc resource.TestCase) { resource.UnitTest(t, tc) })
+	underCLIs(t, nil, tc, true, func(t *testing.T, tc resource.TestCase) { resource.UnitTest(t, tc) })
 }
 
 // artifactProviderBlock configures the provider without a cluster: the

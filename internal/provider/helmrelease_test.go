@@ -217,7 +217,7 @@ func checkRevisions(t *testing.T, ns, name string, want ...string) resource.Test
 // manager sets that the chart does not is not drift. Every step ends with an
 // empty plan (the harness checks it).
 func TestAccHelmRelease_lifecycle(t *testing.T) {
-	ns := testNamespace(t, "hr-life")
+	ns := uniqueNamespace(t, "hr-life")
 	cacheDir := t.TempDir()
 	chartDir := chartCopy(t, "1.0.0")
 	ctx := context.Background()
@@ -367,7 +367,7 @@ func TestAccHelmRelease_lifecycle(t *testing.T) {
 // Deployment; mode warn shows an edited ConfigMap as a warning and plans
 // nothing.
 func TestAccHelmRelease_driftIgnoreAndWarn(t *testing.T) {
-	ns := testNamespace(t, "hr-ignore")
+	ns := uniqueNamespace(t, "hr-ignore")
 	cacheDir := t.TempDir()
 	chartDir := chartCopy(t, "1.0.0")
 	ctx := context.Background()
@@ -383,7 +383,8 @@ func TestAccHelmRelease_driftIgnoreAndWarn(t *testing.T) {
     }
   }`, mode)
 	}
-	accTest(t, resource.TestCase{
+	rec := &protocolRecord{}
+	accTestWith(t, rec, resource.TestCase{
 		Steps: []resource.TestStep{
 			{Config: releaseConfig(cacheDir, chartDir, ns, body("enabled"))},
 			{
@@ -419,8 +420,14 @@ func TestAccHelmRelease_driftIgnoreAndWarn(t *testing.T) {
 				},
 			},
 			{
-				Config:           releaseConfig(cacheDir, chartDir, ns, body("warn")),
-				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+				// The drift is left, and said: a warning naming the object.
+				PreConfig: rec.resetWarnings,
+				Config:    releaseConfig(cacheDir, chartDir, ns, body("warn")),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectEmptyPlan(),
+					expectWarning(rec, "Release drifted", regexp.MustCompile(`helmrelease `+ns+`/podinfo: 1 object\(s\) differ from the release: `+
+						ns+`_podinfo__ConfigMap \(update\); drift_detection.mode is warn, so apply leaves it`)),
+				}},
 			},
 		},
 	})
@@ -432,6 +439,7 @@ func TestAccHelmRelease_driftIgnoreAndWarn(t *testing.T) {
 // apply, with no "cannot re-use a name".
 func TestAccHelmRelease_failedInstallRetriedThenFixed(t *testing.T) {
 	ns := uniqueNamespace(t, "hr-failinst")
+	rec := &protocolRecord{}
 	cacheDir := t.TempDir()
 	chartDir := chartCopy(t, "1.0.0")
 	// Pods no node can run fail Helm's wait: a failure the plan cannot see.
@@ -446,7 +454,11 @@ func TestAccHelmRelease_failedInstallRetriedThenFixed(t *testing.T) {
   }`, nodeSelector)
 	}
 	const good, bad = "{}", `{ "stevedore.dev/no-such-node" = "true" }`
-	accTest(t, resource.TestCase{
+	// The plan says that the failed release is replaced, not continued from.
+	replaced := expectWarning(rec, "Failed release will be replaced",
+		regexp.MustCompile(`helmrelease `+ns+`/podinfo: release podinfo \(failed, revision 1\) was installed by this resource and its create failed.*`+
+			`apply uninstalls this release and its objects first, then installs it again; it does not continue from the failed release`))
+	accTestWith(t, rec, resource.TestCase{
 		Steps: []resource.TestStep{
 			{
 				Config:      releaseConfig(cacheDir, chartDir, ns, body(bad)),
@@ -456,16 +468,24 @@ func TestAccHelmRelease_failedInstallRetriedThenFixed(t *testing.T) {
 				// The failed release is in state with its failures counted.
 				// Terraform taints a resource whose create failed, so the next
 				// apply replaces it: uninstall, then install.
-				Config:   releaseConfig(cacheDir, chartDir, ns, body(bad)),
-				PlanOnly: true, ExpectNonEmptyPlan: true,
+				PreConfig: rec.resetWarnings,
+				Config:    releaseConfig(cacheDir, chartDir, ns, body(bad)),
+				PlanOnly:  true, ExpectNonEmptyPlan: true,
 				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionDestroyBeforeCreate),
 					expectPriorAttr(releaseAddr, "status", "failed"),
 					expectPriorAttr(releaseAddr, "install_failures", 2),
+					replaced,
+					expectNoWarning(rec, "Release already exists"),
 				}},
 			},
 			{
-				Config: releaseConfig(cacheDir, chartDir, ns, body(good)),
+				PreConfig: rec.resetWarnings,
+				Config:    releaseConfig(cacheDir, chartDir, ns, body(good)),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionDestroyBeforeCreate),
+					replaced,
+				}},
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("status"), knownvalue.StringExact("deployed")),
 				},
@@ -478,7 +498,7 @@ func TestAccHelmRelease_failedInstallRetriedThenFixed(t *testing.T) {
 // is rolled back to the last good release; the failure is counted and state
 // saved; the next good configuration converges.
 func TestAccHelmRelease_testFailureRolledBack(t *testing.T) {
-	ns := testNamespace(t, "hr-testfail")
+	ns := uniqueNamespace(t, "hr-testfail")
 	cacheDir := t.TempDir()
 	chartDir := chartCopy(t, "1.0.0")
 	body := func(fail bool, lastFailure string) string {
@@ -577,7 +597,7 @@ func TestAccHelmRelease_testFailureRolledBack(t *testing.T) {
 // TestAccHelmRelease_pendingUnlocked: a release left pending-upgrade by an
 // apply that was killed is unlocked and upgraded by the next apply.
 func TestAccHelmRelease_pendingUnlocked(t *testing.T) {
-	ns := testNamespace(t, "hr-pending")
+	ns := uniqueNamespace(t, "hr-pending")
 	cacheDir := t.TempDir()
 	chartDir := chartCopy(t, "1.0.0")
 	accTest(t, resource.TestCase{
@@ -606,7 +626,7 @@ func TestAccHelmRelease_pendingUnlocked(t *testing.T) {
 // is imported with an import block; a configuration that matches it (the
 // same chart artifact and values) plans no change.
 func TestAccHelmRelease_importHelmInstalled(t *testing.T) {
-	ns := testNamespace(t, "hr-import")
+	ns := uniqueNamespace(t, "hr-import")
 	cacheDir := t.TempDir()
 	chartDir := chartCopy(t, "1.0.0")
 	artifactOnly := providerBlock(fmt.Sprintf("cache_dir = %s", hcl(cacheDir))) + fmt.Sprintf(`
@@ -649,7 +669,7 @@ import {
 // ConfigMap, a Secret value at a target path and a missing optional object, and
 // a change of the ConfigMap is an upgrade the plan shows.
 func TestAccHelmRelease_postRenderersAndValuesFrom(t *testing.T) {
-	ns := testNamespace(t, "hr-post")
+	ns := uniqueNamespace(t, "hr-post")
 	cacheDir := t.TempDir()
 	chartDir := chartCopy(t, "1.0.0")
 	ctx := context.Background()
@@ -772,7 +792,7 @@ func TestAccHelmRelease_postRenderersAndValuesFrom(t *testing.T) {
 // TestAccHelmRelease_impersonationDenied: a service account without rights
 // cannot install, and the error says who was denied what.
 func TestAccHelmRelease_impersonationDenied(t *testing.T) {
-	ns := testNamespace(t, "hr-sa")
+	ns := uniqueNamespace(t, "hr-sa")
 	cacheDir := t.TempDir()
 	chartDir := chartCopy(t, "1.0.0")
 	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "nobody"}}
@@ -790,7 +810,7 @@ func TestAccHelmRelease_impersonationDenied(t *testing.T) {
 // TestAccHelmRelease_badInput: each bad input is a diagnostic naming its
 // attribute, before anything is installed.
 func TestAccHelmRelease_badInput(t *testing.T) {
-	ns := testNamespace(t, "hr-bad")
+	ns := uniqueNamespace(t, "hr-bad")
 	cacheDir := t.TempDir()
 	chartDir := chartCopy(t, "1.0.0")
 	steps := []struct{ body, want string }{
@@ -822,7 +842,7 @@ func TestAccHelmRelease_badInput(t *testing.T) {
 // chart_version "1.0.0" -> "1.1.0", and apply fetches and installs exactly it.
 // Each CLI's run publishes newer versions than the last run did.
 func TestAccHelmRelease_inlineChart(t *testing.T) {
-	ns := testNamespace(t, "hr-inline")
+	ns := uniqueNamespace(t, "hr-inline")
 	repo := startTestRepo(t, testenv.HelmRepoOptions{Username: "u", Password: "p"})
 	cacheDir := t.TempDir()
 	config := providerBlock(fmt.Sprintf("cache_dir = %s\nrepository_cache_ttl = \"0s\"", hcl(cacheDir))) + fmt.Sprintf(`
@@ -887,7 +907,7 @@ resource "stevedore_helmrelease" "podinfo" {
 // and outlives the release (Helm never deletes CRDs), so each run starts by
 // removing it.
 func TestAccHelmRelease_crdPolicies(t *testing.T) {
-	ns := testNamespace(t, "hr-crds")
+	ns := uniqueNamespace(t, "hr-crds")
 	cacheDir := t.TempDir()
 	const group = "crdpolicy.stevedore.dev"
 	crdName := "widgets." + group

@@ -1,0 +1,224 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+)
+
+// protocolRecord sees every RPC that the CLIs make to the provider during an
+// acceptance case, in-process, between the CLI and the framework:
+//
+//   - the warnings that plans returned, so that a step can assert what the
+//     CLI printed (terraform-plugin-testing does not expose warnings);
+//   - every apply that returned no error, checked against its planned state
+//     as the CLI checks it ("Provider produced inconsistent result after
+//     apply"): each value the plan knew must come back unchanged. The CLI
+//     does the same, but a step that expects an error would hide it.
+type protocolRecord struct {
+	mu       sync.Mutex
+	warnings []*tfprotov6.Diagnostic
+	applies  int
+	problems []string
+	schemas  map[string]tftypes.Type
+}
+
+// factories serves the provider through the record.
+func (r *protocolRecord) factories() map[string]func() (tfprotov6.ProviderServer, error) {
+	return map[string]func() (tfprotov6.ProviderServer, error){
+		"stevedore": func() (tfprotov6.ProviderServer, error) {
+			return &recordingServer{ProviderServer: NewServer("test")(), rec: r}, nil
+		},
+	}
+}
+
+// resetWarnings forgets the warnings seen so far; a step's PreConfig calls it
+// so that its checks see only its own plan's.
+func (r *protocolRecord) resetWarnings() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.warnings = nil
+}
+
+// warningsMatching returns the warnings seen since the last reset whose
+// summary is summary and whose detail matches detail.
+func (r *protocolRecord) warningsMatching(summary string, detail *regexp.Regexp) (match []string, all []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, d := range r.warnings {
+		all = append(all, d.Summary+": "+d.Detail)
+		if d.Summary == summary && detail.MatchString(d.Detail) {
+			match = append(match, d.Detail)
+		}
+	}
+	return match, all
+}
+
+// reset forgets everything seen, for the next CLI's run of a case.
+func (r *protocolRecord) reset() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.warnings, r.problems, r.applies = nil, nil, 0
+}
+
+// appliesSeen is the number of applies that returned no error.
+func (r *protocolRecord) appliesSeen() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.applies
+}
+
+// verify fails t for every apply whose result broke its plan.
+func (r *protocolRecord) verify(t *testing.T) {
+	t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, p := range r.problems {
+		t.Error(p)
+	}
+}
+
+type recordingServer struct {
+	tfprotov6.ProviderServer
+	rec *protocolRecord
+}
+
+func (s *recordingServer) GetProviderSchema(ctx context.Context, req *tfprotov6.GetProviderSchemaRequest) (*tfprotov6.GetProviderSchemaResponse, error) {
+	resp, err := s.ProviderServer.GetProviderSchema(ctx, req)
+	if resp != nil {
+		s.rec.mu.Lock()
+		if s.rec.schemas == nil {
+			s.rec.schemas = map[string]tftypes.Type{}
+		}
+		for name, sch := range resp.ResourceSchemas {
+			s.rec.schemas[name] = sch.ValueType()
+		}
+		s.rec.mu.Unlock()
+	}
+	return resp, err
+}
+
+func (s *recordingServer) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, error) {
+	resp, err := s.ProviderServer.PlanResourceChange(ctx, req)
+	if resp != nil {
+		s.rec.mu.Lock()
+		for _, d := range resp.Diagnostics {
+			if d.Severity == tfprotov6.DiagnosticSeverityWarning {
+				s.rec.warnings = append(s.rec.warnings, d)
+			}
+		}
+		s.rec.mu.Unlock()
+	}
+	return resp, err
+}
+
+func (s *recordingServer) ApplyResourceChange(ctx context.Context, req *tfprotov6.ApplyResourceChangeRequest) (*tfprotov6.ApplyResourceChangeResponse, error) {
+	resp, err := s.ProviderServer.ApplyResourceChange(ctx, req)
+	if err != nil || resp == nil || hasError(resp.Diagnostics) {
+		return resp, err
+	}
+	s.rec.mu.Lock()
+	defer s.rec.mu.Unlock()
+	s.rec.applies++
+	if p := inconsistency(s.rec.schemas[req.TypeName], req.PlannedState, resp.NewState); p != "" {
+		s.rec.problems = append(s.rec.problems, fmt.Sprintf("apply of %s returned what its plan did not promise: %s", req.TypeName, p))
+	}
+	return resp, err
+}
+
+// inconsistency names the attributes where the applied state differs from a
+// value that the plan knew; "" when there is none. A destroy (null planned
+// state) promises a null state.
+func inconsistency(typ tftypes.Type, planned, applied *tfprotov6.DynamicValue) string {
+	if typ == nil {
+		return "no schema seen for the resource type"
+	}
+	if planned == nil || applied == nil {
+		return ""
+	}
+	pv, err := planned.Unmarshal(typ)
+	if err != nil {
+		return "planned state: " + err.Error()
+	}
+	av, err := applied.Unmarshal(typ)
+	if err != nil {
+		return "applied state: " + err.Error()
+	}
+	diffs, err := pv.Diff(av)
+	if err != nil {
+		return err.Error()
+	}
+	var bad []string
+	for _, d := range diffs {
+		if d.Value1 == nil || !d.Value1.IsFullyKnown() {
+			// Unknown at plan (or holding unknowns, whose known parts are
+			// diffed on their own): anything may come back.
+			continue
+		}
+		bad = append(bad, fmt.Sprintf("%s: planned %s, applied %v", d.Path, d.Value1, d.Value2))
+	}
+	return strings.Join(bad, "; ")
+}
+
+// expectWarning is a plan check: a plan since the last resetWarnings returned
+// a warning with this summary whose detail matches detail.
+func expectWarning(rec *protocolRecord, summary string, detail *regexp.Regexp) plancheck.PlanCheck {
+	return warningCheck{rec: rec, summary: summary, detail: detail}
+}
+
+// expectNoWarning is a plan check: no plan since the last resetWarnings
+// returned a warning with this summary.
+func expectNoWarning(rec *protocolRecord, summary string) plancheck.PlanCheck {
+	return warningCheck{rec: rec, summary: summary, absent: true}
+}
+
+type warningCheck struct {
+	rec     *protocolRecord
+	summary string
+	detail  *regexp.Regexp
+	absent  bool
+}
+
+func (c warningCheck) CheckPlan(_ context.Context, _ plancheck.CheckPlanRequest, resp *plancheck.CheckPlanResponse) {
+	detail := c.detail
+	if detail == nil {
+		detail = regexp.MustCompile(``)
+	}
+	match, all := c.rec.warningsMatching(c.summary, detail)
+	switch {
+	case c.absent && len(match) > 0:
+		resp.Error = fmt.Errorf("the plan warned %q: %s", c.summary, strings.Join(match, " | "))
+	case !c.absent && len(match) == 0:
+		resp.Error = fmt.Errorf("no plan warning %q matching %s; warnings: %q", c.summary, detail, all)
+	}
+}
+
+// TestInconsistency_knownPlannedValuesComeBack: the record's check finds a
+// value that the plan knew and apply changed, and accepts any value for one
+// that the plan left unknown.
+func TestInconsistency_knownPlannedValuesComeBack(t *testing.T) {
+	typ := tftypes.Object{AttributeTypes: map[string]tftypes.Type{"status": tftypes.String, "version": tftypes.Number}}
+	value := func(status, version tftypes.Value) *tfprotov6.DynamicValue {
+		dv, err := tfprotov6.NewDynamicValue(typ, tftypes.NewValue(typ, map[string]tftypes.Value{"status": status, "version": version}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &dv
+	}
+	str := func(s string) tftypes.Value { return tftypes.NewValue(tftypes.String, s) }
+	num := func(n int64) tftypes.Value { return tftypes.NewValue(tftypes.Number, n) }
+	planned := value(str("deployed"), tftypes.NewValue(tftypes.Number, tftypes.UnknownValue))
+	if p := inconsistency(typ, planned, value(str("deployed"), num(2))); p != "" {
+		t.Errorf("an unknown planned value filled in was reported: %s", p)
+	}
+	if p := inconsistency(typ, planned, value(str("failed"), num(2))); !strings.Contains(p, `"status"`) || !strings.Contains(p, "deployed") {
+		t.Errorf("a known planned value that changed was not reported: %q", p)
+	}
+}
