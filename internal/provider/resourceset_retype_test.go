@@ -12,11 +12,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// TestAccResourceSet_templateOutputRetypedWarns: a string that is all
-// template output is read as YAML after the render, as flux-operator does
-// ("yes" becomes true); the plan says so, naming the attribute, the value and
-// the fix; quoted output is no warning. Apply keeps flux-operator's result.
-func TestAccResourceSet_templateOutputRetypedWarns(t *testing.T) {
+// TestAccResourceSet_planWarnsAboutTheRender: what the render does that a
+// user may not expect is said at plan, and apply keeps flux-operator's
+// result: a string that is all template output is read as YAML ("yes"
+// becomes true; the warning names the attribute, the value and the fix, and
+// quoted output is no warning); a namespace on a cluster-scoped object is
+// ignored; of two objects of the same name with different content, the first
+// is applied.
+func TestAccResourceSet_planWarnsAboutTheRender(t *testing.T) {
 	ns := newPerCLI("rt")
 	rec := &protocolRecord{}
 	cfg := providerBlock("") + `
@@ -27,7 +30,9 @@ resource "stevedore_resourceset" "retype" {
   namespace = "default"
   inputs    = [{ automount = "yes", replicas = "1" }]
   resources = [
-    { apiVersion = "v1", kind = "Namespace", metadata = { name = var.ns } },
+    { apiVersion = "v1", kind = "Namespace", metadata = { name = var.ns, namespace = "default" } },
+    { apiVersion = "v1", kind = "ConfigMap", metadata = { name = "twice", namespace = var.ns }, data = { copy = "first" } },
+    { apiVersion = "v1", kind = "ConfigMap", metadata = { name = "twice", namespace = var.ns }, data = { copy = "second" } },
     {
       apiVersion                   = "v1"
       kind                         = "ServiceAccount"
@@ -44,8 +49,12 @@ resource "stevedore_resourceset" "retype" {
 			ConfigVariables: nsVar(ns),
 			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 				expectWarning(rec, "Template output is not a string", regexp.MustCompile(
-					`^resourceset default/retype: resources\[1\]\.automountServiceAccountToken: "<< inputs.automount >>" renders to the boolean true `+
+					`^resourceset default/retype: resources\[3\]\.automountServiceAccountToken: "<< inputs.automount >>" renders to the boolean true `+
 						`with inputs\[0\], not a string: .*To keep it a string, write "<< inputs.automount \| quote >>"$`)),
+				expectWarning(rec, "Namespace of a cluster-scoped object ignored", regexp.MustCompile(
+					`^resourceset default/retype: Namespace rt-[0-9a-f]+-(tofu|terraform) names the namespace "default", but Namespace is cluster-scoped: the namespace is ignored$`)),
+				expectWarning(rec, "Object rendered more than once", regexp.MustCompile(
+					`^resourceset default/retype: ConfigMap/rt-[0-9a-f]+-(tofu|terraform)/twice is rendered 1 more time\(s\) with different content: the first one rendered is applied`)),
 			}},
 			Check: func(*terraform.State) error {
 				var sa corev1.ServiceAccount
@@ -54,6 +63,13 @@ resource "stevedore_resourceset" "retype" {
 				}
 				if sa.AutomountServiceAccountToken == nil || !*sa.AutomountServiceAccountToken {
 					return fmt.Errorf("automountServiceAccountToken = %v, want true", sa.AutomountServiceAccountToken)
+				}
+				var cm corev1.ConfigMap
+				if err := testClient(t).Get(t.Context(), client.ObjectKey{Namespace: ns.String(), Name: "twice"}, &cm); err != nil {
+					return err
+				}
+				if cm.Data["copy"] != "first" {
+					return fmt.Errorf("ConfigMap twice has copy = %q, want the first one rendered", cm.Data["copy"])
 				}
 				return nil
 			},

@@ -174,11 +174,5 @@ func quoteAdvice(src string) string {
 	if strings.Count(s, "<<") != 1 {
 		return `build it in one action piped to quote, e.g. "<< print inputs.a inputs.b | quote >>"`
 	}
-	body := strings.TrimSuffix(s, ">>")
-	trim := strings.HasSuffix(body, "-")
-	body = strings.TrimRight(body, " -")
-	if trim {
-		return fmt.Sprintf("write %q", body+" | quote ->>")
-	}
-	return fmt.Sprintf("write %q", body+" | quote >>")
+	return fmt.Sprintf("write %q", strings.TrimRight(strings.TrimSuffix(s, ">>"), " ")+" | quote >>")
 }
