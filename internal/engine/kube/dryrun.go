@@ -127,5 +127,8 @@ func IsNoKindMatch(err error) bool {
 		return true
 	}
 	msg := err.Error()
-	return strings.Contains(msg, "resource mapping not found") || strings.Contains(msg, "no matches for ")
+	// "no matches for kind", as meta.NoKindMatchError says it: kustomize's
+	// "no matches for Id" (a patch whose target is not in the manifest) is
+	// not about the cluster.
+	return strings.Contains(msg, "resource mapping not found") || strings.Contains(msg, "no matches for kind ")
 }

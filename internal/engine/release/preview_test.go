@@ -170,6 +170,14 @@ spec:
 			Values: map[string]any{"fail": true}}, "fail was set"},
 		{"invalid", &Spec{Name: "invalid", Namespace: ns, ChartPath: invalidPath, ChartDigest: invalidDigest},
 			"spec.replicas"},
+		{"post-renderer", &Spec{Name: "postrender", Namespace: ns, ChartPath: path, ChartDigest: digest,
+			PostRenderers: []PostRenderer{{Kustomize: &Kustomize{Patches: []KustomizePatch{{Patch: `
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: not-in-the-chart
+data: {a: b}
+`}}}}}}, "post_renderers[0].kustomize"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := e.Plan(ctx, tc.spec, nil)
