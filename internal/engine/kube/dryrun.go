@@ -126,9 +126,24 @@ func IsNoKindMatch(err error) bool {
 	if errors.As(err, &nk) || errors.As(err, &nr) || meta.IsNoMatchError(err) {
 		return true
 	}
+	// Helm's builder flattens these errors with %v, so their messages are
+	// all that is left: meta.NoKindMatchError's "no matches for kind",
+	// meta.NoResourceMatchError's "no matches for <group/version>,
+	// Resource=" and discovery's ErrGroupDiscoveryFailed for a group whose
+	// CRD is not established. Kustomize's "no matches for Id" (a patch whose
+	// target is not in the manifest) is not about the cluster.
 	msg := err.Error()
-	// "no matches for kind", as meta.NoKindMatchError says it: kustomize's
-	// "no matches for Id" (a patch whose target is not in the manifest) is
-	// not about the cluster.
-	return strings.Contains(msg, "resource mapping not found") || strings.Contains(msg, "no matches for kind ")
+	for _, s := range noKindMatchMessages {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+var noKindMatchMessages = []string{
+	"resource mapping not found",
+	"no matches for kind ",
+	", Resource=",
+	"unable to retrieve the complete list of server APIs",
 }

@@ -9,9 +9,11 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -97,5 +99,29 @@ func TestDryRun_changesNothing(t *testing.T) {
 	var refused *ErrNotDryRun
 	if _, err := (dryRunTransport{next: http.DefaultTransport}).RoundTrip(req); !errors.As(err, &refused) {
 		t.Errorf("TRACE: %v, want ErrNotDryRun", err)
+	}
+}
+
+// TestIsNoKindMatch_messages: Helm's builder flattens the RESTMapper's and
+// discovery's errors into strings; each form that means "the cluster does not
+// serve this kind yet" is recognized, and kustomize's unmatched patch is not.
+func TestIsNoKindMatch_messages(t *testing.T) {
+	gvr := schema.GroupVersionResource{Group: "crdpolicy.stevedore.dev", Version: "v1"}
+	cases := []struct {
+		err  error
+		want bool
+	}{
+		{&meta.NoKindMatchError{GroupKind: schema.GroupKind{Group: "x.dev", Kind: "Widget"}}, true},
+		{fmt.Errorf("unable to build kubernetes objects from release manifest: %v", &meta.NoResourceMatchError{PartialResource: gvr}), true},
+		{fmt.Errorf(`unable to recognize "": %v`, &discovery.ErrGroupDiscoveryFailed{Groups: map[schema.GroupVersion]error{gvr.GroupVersion(): &meta.NoResourceMatchError{PartialResource: gvr}}}), true},
+		{errors.New(`resource mapping not found for name: "a" namespace: "" from "": no matches for kind "Widget" in version "x.dev/v1"`), true},
+		{errors.New(`no matches for Id ConfigMap.v1.[noGrp]/missing.[noNs]; failed to find unique target for patch`), false},
+		{errors.New(`Deployment.apps "a" is invalid: spec.replicas: Invalid value`), false},
+		{nil, false},
+	}
+	for _, c := range cases {
+		if got := IsNoKindMatch(c.err); got != c.want {
+			t.Errorf("IsNoKindMatch(%v) = %v, want %v", c.err, got, c.want)
+		}
 	}
 }
