@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/chart"
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/release"
 )
 
@@ -67,6 +68,7 @@ func (r *helmReleaseResource) ValidateConfig(ctx context.Context, req resource.V
 	if d := m.DriftDetection; d != nil {
 		addReleaseFieldDiag(&resp.Diagnostics, "Invalid drift ignore rule", release.ValidateIgnoreRules(spec.DriftDetection.Ignore))
 	}
+	validateDependencies(&resp.Diagnostics, m.Dependencies)
 }
 
 // validateReleaseChart checks which of the chart block's sources is set:
@@ -772,12 +774,26 @@ func driftSummary(l types.List) string {
 func addReleaseDiag(diags *diag.Diagnostics, summary string, err error) {
 	var fe *release.FieldError
 	var exists *release.ExistsError
+	var notReady *kube.DependencyNotReadyError
+	var de *kube.DependencyError
 	switch {
 	case errors.As(err, &exists):
 		diags.AddAttributeError(path.Root("release_name"), "Release already exists", err.Error()+". "+importAdvice(exists))
 		return
 	case errors.As(err, &fe):
 		diags.AddAttributeError(fieldPath(fe.Field), summary, err.Error())
+		return
+	case errors.As(err, &notReady):
+		diags.AddError("Dependencies not ready", err.Error()+
+			". The release was not installed or upgraded, and no failure was counted: apply again once they are met.")
+		return
+	case errors.As(err, &de):
+		var oe *release.ObjectError
+		if errors.As(err, &oe) {
+			addDependencyDiagnostics(diags, summary, "helmrelease "+oe.Namespace+"/"+oe.Name+": ", oe.Err)
+			return
+		}
+		addDependencyDiagnostics(diags, summary, "", err)
 		return
 	}
 	diags.AddError(summary, err.Error())

@@ -42,6 +42,7 @@ type helmReleaseModel struct {
 	Uninstall      *uninstallModel        `tfsdk:"uninstall"`
 	DriftDetection *driftDetectionModel   `tfsdk:"drift_detection"`
 	PostRenderers  []postRendererModel    `tfsdk:"post_renderers"`
+	Dependencies   []dependencyModel      `tfsdk:"dependencies"`
 
 	Status              types.String `tfsdk:"status"`
 	Version             types.Int64  `tfsdk:"version"`
@@ -395,6 +396,9 @@ func helmReleaseSpec(ctx context.Context, m *helmReleaseModel) (*release.Spec, b
 		}
 		spec.PostRenderers = append(spec.PostRenderers, out)
 	}
+	deps, known := dependenciesFrom(m.Dependencies)
+	b.known = b.known && known
+	spec.Dependencies = deps
 	return spec, b.known, b.diags
 }
 

@@ -163,6 +163,12 @@ func helmReleaseSchema() schema.Schema {
 		},
 		Blocks: map[string]schema.Block{
 			"chart": releaseChartBlock(),
+			"dependencies": dependenciesBlock("Objects in the cluster that an install or upgrade waits for, within `timeout`: the cluster-side " +
+				"form of Flux's `dependsOn`, e.g. a CRD the chart's objects need, or a Flux `HelmRelease` still managed by Flux " +
+				"(`ready = true`: Ready=True). Only an apply that installs or upgrades waits; one that changes nothing, tests, " +
+				"remediates or uninstalls does not. As in Flux, an unmet dependency is not a release failure: no Helm release is " +
+				"written and no failure is counted toward the retries; a create saves nothing, an update keeps the state with a " +
+				"`Ready=False` condition of reason `DependencyNotReady`, and the next apply tries again."),
 			"values_from": schema.ListNestedBlock{
 				Description: "ConfigMaps and Secrets in `namespace` whose values are merged in order, under `values`. Read at plan and apply; only the digest of the result is kept.",
 				NestedObject: schema.NestedBlockObject{Attributes: map[string]schema.Attribute{

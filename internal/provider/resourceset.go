@@ -57,15 +57,6 @@ type commonMetadataModel struct {
 	Annotations types.Map `tfsdk:"annotations"`
 }
 
-type dependencyModel struct {
-	APIVersion types.String `tfsdk:"api_version"`
-	Kind       types.String `tfsdk:"kind"`
-	Name       types.String `tfsdk:"name"`
-	Namespace  types.String `tfsdk:"namespace"`
-	Ready      types.Bool   `tfsdk:"ready"`
-	ReadyExpr  types.String `tfsdk:"ready_expr"`
-}
-
 func (r *resourceSetResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_resourceset"
 }
@@ -95,46 +86,7 @@ func (r *resourceSetResource) ValidateConfig(ctx context.Context, req resource.V
 	if m.Resources.IsNull() && m.ResourcesTemplate.IsNull() {
 		resp.Diagnostics.AddAttributeError(path.Root("resources"), "Nothing to apply", "set resources, resources_template or both")
 	}
-	deps, known := dependenciesFrom(m.Dependencies)
-	if known {
-		addDependencyDiagnostics(&resp.Diagnostics, resourceset.ValidateDependencies(deps))
-	}
-}
-
-func addDependencyDiagnostics(diags *diag.Diagnostics, err error) {
-	if err == nil {
-		return
-	}
-	var errs []error
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		errs = j.Unwrap()
-	} else {
-		errs = []error{err}
-	}
-	for _, e := range errs {
-		var de *resourceset.DependencyError
-		if errors.As(e, &de) {
-			diags.AddAttributeError(path.Root("dependencies").AtListIndex(de.Index).AtName(de.Field), "Invalid dependency", de.Error())
-		} else {
-			diags.AddAttributeError(path.Root("dependencies"), "Invalid dependency", e.Error())
-		}
-	}
-}
-
-func dependenciesFrom(list []dependencyModel) ([]resourceset.Dependency, bool) {
-	out := make([]resourceset.Dependency, 0, len(list))
-	for _, d := range list {
-		for _, v := range []attr.Value{d.APIVersion, d.Kind, d.Name, d.Namespace, d.Ready, d.ReadyExpr} {
-			if v.IsUnknown() {
-				return nil, false
-			}
-		}
-		out = append(out, resourceset.Dependency{
-			APIVersion: d.APIVersion.ValueString(), Kind: d.Kind.ValueString(), Name: d.Name.ValueString(),
-			Namespace: d.Namespace.ValueString(), Ready: d.Ready.ValueBool(), ReadyExpr: d.ReadyExpr.ValueString(),
-		})
-	}
-	return out, true
+	validateDependencies(&resp.Diagnostics, m.Dependencies)
 }
 
 // specFrom builds the engine's spec; known is false when a value it needs is
@@ -207,9 +159,9 @@ func renderDiagnostic(diags *diag.Diagnostics, summary string, err error, id str
 	case errors.Is(err, resourceset.ErrUnknownKind):
 		diags.AddAttributeError(path.Root("resources"), summary, fmt.Sprintf("resourceset %s: %v", id, err))
 	default:
-		var de *resourceset.DependencyError
+		var de *kube.DependencyError
 		if errors.As(err, &de) {
-			diags.AddAttributeError(path.Root("dependencies").AtListIndex(de.Index).AtName(de.Field), summary,
+			diags.AddAttributeError(dependencyPath(de), summary,
 				fmt.Sprintf("resourceset %s: %v", id, err))
 			return
 		}

@@ -122,22 +122,7 @@ func resourceSetSchema() schema.Schema {
 					"annotations": schema.MapAttribute{Optional: true, ElementType: types.StringType, Description: "Annotations."},
 				},
 			},
-			"dependencies": schema.ListNestedBlock{
-				Description: "Objects that must exist, and with `ready` be ready, before the set is applied; polled every 5 seconds until `timeout`.",
-				NestedObject: schema.NestedBlockObject{
-					Attributes: map[string]schema.Attribute{
-						"api_version": schema.StringAttribute{Required: true, Description: "API version, e.g. `v1`."},
-						"kind":        schema.StringAttribute{Required: true, Description: "Kind."},
-						"name":        schema.StringAttribute{Required: true, Description: "Name."},
-						"namespace":   schema.StringAttribute{Optional: true, Description: "Namespace; empty for cluster-scoped objects."},
-						"ready": schema.BoolAttribute{Optional: true,
-							Description: "Require the object to be ready: kstatus Current, or `ready_expr` true."},
-						"ready_expr": schema.StringAttribute{Optional: true,
-							Description: "CEL expression over the object's `metadata`, `spec`, `status` and `data`, returning bool; " +
-								"with the strings, sets and encoders extensions and optional types. Only with `ready = true`."},
-					},
-				},
-			},
+			"dependencies": dependenciesBlock("Objects in the cluster the set waits for before it applies anything."),
 		},
 	}
 }

@@ -143,7 +143,10 @@ func (e *Engine) Observe(ctx context.Context, spec *Spec, prev *Status) (*Status
 // Reconcile is apply: helm-controller's state machine until the release is in
 // sync or remediation is exhausted. The Status always says what really
 // happened, also when the error is not nil, so that state saved with the error
-// lets the next apply continue.
+// lets the next apply continue. Before it installs or upgrades, it waits for
+// spec.Dependencies; when they are not met and nothing was done, the error is
+// a *kube.DependencyNotReadyError (or *kube.DependencyError) and the Status is
+// prev with Ready=False (DependencyNotReady), nil at create.
 func (e *Engine) Reconcile(ctx context.Context, spec *Spec, prev *Status) (*Status, error) {
 	st := copyStatus(prev)
 	st.ReleaseName, st.StorageNamespace = ReleaseName(spec), StorageNamespace(spec)
@@ -166,6 +169,10 @@ func (e *Engine) Reconcile(ctx context.Context, spec *Spec, prev *Status) (*Stat
 		}
 	}
 	err = r.reconcile(ctx)
+	if dependencyProblem(err) && !r.acted {
+		// Nothing was done: no release was written, no failure counted.
+		return untouched(prev, err), objectError(spec, err)
+	}
 	// The status is finished with a fresh context: an apply cut short must
 	// still save what it did.
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
@@ -173,7 +180,9 @@ func (e *Engine) Reconcile(ctx context.Context, spec *Spec, prev *Status) (*Stat
 	r.finish(fctx)
 	markStalled(st, err)
 	if err != nil {
-		if c := getCondition(st, CondReady); c == nil || c.Status == "True" {
+		if dependencyProblem(err) {
+			markDependencyNotReady(st, err)
+		} else if c := getCondition(st, CondReady); c == nil || c.Status == "True" {
 			markError(st, err)
 		}
 		return st, objectError(spec, err)

@@ -13,6 +13,9 @@ import (
 	"helm.sh/helm/v3/pkg/chart/loader"
 	helmrelease "helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage/driver"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
 )
 
 // request is one Plan or Reconcile of one spec: the desired release, loaded
@@ -28,6 +31,13 @@ type request struct {
 
 	// lastErr is the cause of the latest failure in this apply.
 	lastErr error
+	// deps are the spec's dependencies, read with client; depsMet says an
+	// install or upgrade of this apply found them met; acted says an action
+	// ran in this apply.
+	deps    *kube.Dependencies
+	client  client.Reader
+	depsMet bool
+	acted   bool
 	// driftFresh says st.Drift was computed in this apply.
 	driftFresh bool
 }
@@ -35,6 +45,10 @@ type request struct {
 // prepare validates spec, composes its values and loads its chart.
 func (e *Engine) prepare(ctx context.Context, spec *Spec, st *Status) (*request, error) {
 	if err := validateSpec(spec); err != nil {
+		return nil, err
+	}
+	deps, err := kube.CompileDependencies(spec.Dependencies)
+	if err != nil {
 		return nil, err
 	}
 	ch, err := loadChart(spec.ChartPath)
@@ -58,7 +72,9 @@ func (e *Engine) prepare(ctx context.Context, spec *Spec, st *Status) (*request,
 	if err != nil {
 		return nil, err
 	}
-	r := &request{spec: spec, sess: sess, name: ReleaseName(spec), chart: ch, values: values, st: st}
+	// Dependencies too are read with the provider's own credentials, as
+	// helm-controller reads a HelmRelease's dependsOn.
+	r := &request{spec: spec, sess: sess, name: ReleaseName(spec), chart: ch, values: values, st: st, deps: deps, client: c}
 	r.sync = syncInputs{
 		chartName:    ch.Name(),
 		chartVersion: ch.Metadata.Version,
@@ -183,6 +199,10 @@ func (r *request) reconcile(ctx context.Context) error {
 					r.st.History = truncateHistory(r.st.History, rem.ignoreTests, r.spec.MaxHistory)
 				}
 			}
+			if err := r.awaitDependencies(ctx, act); err != nil {
+				return err
+			}
+			r.acted = true
 			if err := r.run(ctx, act, s); err != nil {
 				return err
 			}

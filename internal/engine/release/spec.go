@@ -70,6 +70,11 @@ type Spec struct {
 	// counters start over, as they do when the chart or the values change.
 	ResetFailures bool
 
+	// Dependencies are objects in the cluster that an install or upgrade
+	// waits for, within Timeout: Flux's dependsOn. An unmet dependency is
+	// not a failure of the release: nothing is done and nothing counted.
+	Dependencies []kube.Dependency
+
 	// ChartPath is a chart archive (.tgz) or directory on local disk: the
 	// path of a stevedore_helmchart_artifact, or a chart the provider fetched.
 	ChartPath string

@@ -106,7 +106,7 @@ func (e *Engine) desired(spec *Spec) ([]*unstructured.Unstructured, []Warning, e
 // adopts (Result.Undecided lists those it cannot tell yet). An object owned by
 // another set is an *OwnershipError.
 func (e *Engine) Plan(ctx context.Context, spec *Spec, prev []kube.Entry) (*Result, error) {
-	if err := ValidateDependencies(spec.Dependencies); err != nil {
+	if err := kube.ValidateDependencies(spec.Dependencies); err != nil {
 		return nil, err
 	}
 	objs, warnings, err := e.desired(spec)
@@ -143,7 +143,7 @@ func (e *Engine) Apply(ctx context.Context, spec *Spec, prev []kube.Entry, plann
 		timeout = DefaultTimeout
 	}
 
-	deps, err := compileDependencies(spec.Dependencies)
+	deps, err := kube.CompileDependencies(spec.Dependencies)
 	if err != nil {
 		return fail("InvalidDependencies", err)
 	}
@@ -159,10 +159,7 @@ func (e *Engine) Apply(ctx context.Context, spec *Spec, prev []kube.Entry, plann
 		return fail("ClientFailed", err)
 	}
 
-	depCtx, cancel := context.WithTimeout(ctx, timeout)
-	err = waitForDependencies(depCtx, m.Client(), deps, dependencyPollInterval)
-	cancel()
-	if err != nil {
+	if err := deps.Wait(ctx, m.Client(), timeout, kube.DependencyPollInterval); err != nil {
 		return fail("DependencyNotReady", err)
 	}
 

@@ -203,34 +203,3 @@ data: {token: aHVudGVyMg==}
 		t.Fatal("masking must not touch the objects that are applied")
 	}
 }
-
-func TestValidateDependencies(t *testing.T) {
-	err := ValidateDependencies([]Dependency{
-		{APIVersion: "v1", Kind: "Secret", Name: "a", Ready: true, ReadyExpr: "data.?ready.orValue('') == base64.encode(b'yes')"},
-		{APIVersion: "v1", Kind: "Secret", Name: "b", Ready: true, ReadyExpr: "data.ready =="},
-		{APIVersion: "v1", Kind: "Secret", Name: "c", Ready: true, ReadyExpr: "'yes'"},
-		{APIVersion: "v1", Kind: "Secret", Name: "d", ReadyExpr: "true"},
-		{Kind: "Secret", Name: "e"},
-		{APIVersion: "apps/v1/Deployment", Kind: "Deployment", Name: "f"},
-		{APIVersion: "apps/", Kind: "Deployment", Name: "g"},
-	})
-	msg := ""
-	if err != nil {
-		msg = err.Error()
-	}
-	for _, want := range []string{
-		"dependencies[1].ready_expr: invalid CEL expression",
-		"dependencies[2].ready_expr: CEL expression \"'yes'\" returns string, want bool",
-		"dependencies[3].ready_expr: is only used with ready = true",
-		"dependencies[4].api_version: must be set",
-		`dependencies[5].api_version: "apps/v1/Deployment" is not <group>/<version>`,
-		`dependencies[6].api_version: "apps/" is not <group>/<version>`,
-	} {
-		if !strings.Contains(msg, want) {
-			t.Errorf("missing %q in:\n%s", want, msg)
-		}
-	}
-	if strings.Contains(msg, "dependencies[0]") {
-		t.Errorf("a valid expression with optional types and base64 was rejected:\n%s", msg)
-	}
-}

@@ -4,7 +4,11 @@
 // semantics of flux-operator's ResourceSet. It knows nothing of Terraform.
 package resourceset
 
-import "time"
+import (
+	"time"
+
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
+)
 
 // Labels and annotations the engine reads or writes.
 const (
@@ -60,17 +64,7 @@ type CommonMetadata struct {
 
 // Dependency is an object that must exist (and with Ready, be ready) before the
 // set is applied.
-type Dependency struct {
-	APIVersion string
-	Kind       string
-	Name       string
-	Namespace  string
-	// Ready requires the object to be Current by kstatus, or ReadyExpr to hold.
-	Ready bool
-	// ReadyExpr is a CEL expression over the object's top-level fields
-	// (metadata, spec, status, data) returning bool; used only with Ready.
-	ReadyExpr string
-}
+type Dependency = kube.Dependency
 
 // DefaultTimeout is the timeout of a set that sets none.
 const DefaultTimeout = 5 * time.Minute

@@ -1,0 +1,61 @@
+package release
+
+import (
+	"context"
+	"errors"
+
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
+)
+
+// ReasonDependencyNotReady is the reason of a Ready=False condition when an
+// install or upgrade did not start because its dependencies are not met,
+// helm-controller's.
+const ReasonDependencyNotReady = "DependencyNotReady"
+
+// awaitDependencies waits for the spec's dependencies before the first
+// action of an apply that installs or upgrades, within the spec's timeout,
+// as helm-controller checks dependsOn before it releases. Other actions
+// (tests, remediation, drift correction) do not wait.
+func (r *request) awaitDependencies(ctx context.Context, act Action) error {
+	if r.depsMet || !releases(act) {
+		return nil
+	}
+	if err := r.deps.Wait(ctx, r.client, actionTimeout(0, r.spec.Timeout), kube.DependencyPollInterval); err != nil {
+		return err
+	}
+	r.depsMet = true
+	return nil
+}
+
+// releases reports whether act writes a new release of the configured chart.
+func releases(act Action) bool {
+	switch act {
+	case ActionInstall, ActionUpgrade, ActionRetryFailed:
+		return true
+	}
+	return false
+}
+
+// dependencyProblem reports whether err stopped an apply at its
+// dependencies: not met in time, or a ready_expr that fails on its object.
+func dependencyProblem(err error) bool {
+	var nr *kube.DependencyNotReadyError
+	var de *kube.DependencyError
+	return errors.As(err, &nr) || errors.As(err, &de)
+}
+
+// untouched is the status of an apply that did nothing because of its
+// dependencies: none at create, where no release was made; else prev with
+// Ready=False saying why.
+func untouched(prev *Status, err error) *Status {
+	if prev == nil {
+		return nil
+	}
+	st := copyStatus(prev)
+	markDependencyNotReady(st, err)
+	return st
+}
+
+func markDependencyNotReady(st *Status, err error) {
+	setCondition(st, CondReady, "False", ReasonDependencyNotReady, err.Error())
+}

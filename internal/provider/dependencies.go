@@ -1,0 +1,107 @@
+package provider
+
+import (
+	"errors"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
+)
+
+// dependencyModel is one `dependencies` block of stevedore_resourceset and
+// stevedore_helmrelease.
+type dependencyModel struct {
+	APIVersion types.String `tfsdk:"api_version"`
+	Kind       types.String `tfsdk:"kind"`
+	Name       types.String `tfsdk:"name"`
+	Namespace  types.String `tfsdk:"namespace"`
+	Ready      types.Bool   `tfsdk:"ready"`
+	ReadyExpr  types.String `tfsdk:"ready_expr"`
+}
+
+// dependenciesBlock is the `dependencies` block; what says what waits for the
+// dependencies and when.
+func dependenciesBlock(what string) schema.ListNestedBlock {
+	return schema.ListNestedBlock{
+		MarkdownDescription: what + " Each object must exist, and with `ready` be ready; unmet dependencies are polled every 5 seconds " +
+			"until `timeout`, and the apply then fails naming them. The plan does not read them. Terraform's `depends_on` orders the " +
+			"resources of one configuration; `dependencies` waits for objects in the cluster, whoever makes them (a CRD, an object " +
+			"of another configuration or of a Flux controller).",
+		NestedObject: schema.NestedBlockObject{
+			Attributes: map[string]schema.Attribute{
+				"api_version": schema.StringAttribute{Required: true, MarkdownDescription: "API version of the object: `v1`, `apps/v1`, `helm.toolkit.fluxcd.io/v2`."},
+				"kind":        schema.StringAttribute{Required: true, MarkdownDescription: "Kind of the object."},
+				"name":        schema.StringAttribute{Required: true, MarkdownDescription: "Name of the object."},
+				"namespace":   schema.StringAttribute{Optional: true, MarkdownDescription: "Namespace of the object; empty for a cluster-scoped object."},
+				"ready": schema.BoolAttribute{Optional: true,
+					MarkdownDescription: "Require the object to be ready, not only to exist: `ready_expr` true when it is set, " +
+						"else Current by kstatus (a Deployment available, a Flux object with `Ready=True`, a CRD established)."},
+				"ready_expr": schema.StringAttribute{Optional: true,
+					MarkdownDescription: "CEL expression returning bool, with access to all the fields of the object: each top-level " +
+						"field is a variable (`metadata`, `spec`, `status`, `data`, `type`, `subjects`, ...), as in flux-operator, " +
+						"e.g. `type == 'kubernetes.io/tls'` or `status.conditions.exists(c, c.type == 'Ready' && c.status == 'True')`. " +
+						"With the strings, sets and encoders extensions and optional types (`data.?key.orValue('')`). " +
+						"A field, map key or list element the object does not have yet (a `status` not written yet) counts as not " +
+						"ready yet. A syntax or type error, or a result that cannot be a bool, is a plan error; an expression that " +
+						"fails on the object otherwise fails the apply at once. Only with `ready = true`."},
+			},
+		},
+	}
+}
+
+// dependenciesFrom converts the blocks; known is false when a value is not
+// known yet.
+func dependenciesFrom(list []dependencyModel) (deps []kube.Dependency, known bool) {
+	deps = make([]kube.Dependency, 0, len(list))
+	for _, d := range list {
+		for _, v := range []attr.Value{d.APIVersion, d.Kind, d.Name, d.Namespace, d.Ready, d.ReadyExpr} {
+			if v.IsUnknown() {
+				return nil, false
+			}
+		}
+		deps = append(deps, kube.Dependency{
+			APIVersion: d.APIVersion.ValueString(), Kind: d.Kind.ValueString(), Name: d.Name.ValueString(),
+			Namespace: d.Namespace.ValueString(), Ready: d.Ready.ValueBool(), ReadyExpr: d.ReadyExpr.ValueString(),
+		})
+	}
+	return deps, true
+}
+
+// validateDependencies reports, at validation, the definitions that no
+// cluster can make right: missing fields, malformed API versions, ready_expr
+// that does not compile. Blocks with unknown values are left to the plan.
+func validateDependencies(diags *diag.Diagnostics, list []dependencyModel) {
+	if deps, known := dependenciesFrom(list); known {
+		addDependencyDiagnostics(diags, "Invalid dependency", "", kube.ValidateDependencies(deps))
+	}
+}
+
+// dependencyPath is the attribute of a dependency's field.
+func dependencyPath(e *kube.DependencyError) path.Path {
+	return path.Root("dependencies").AtListIndex(e.Index).AtName(e.Field)
+}
+
+// addDependencyDiagnostics adds one diagnostic per *kube.DependencyError
+// joined in err, on the dependency's attribute; prefix names the resource
+// (`resourceset default/apps: `).
+func addDependencyDiagnostics(diags *diag.Diagnostics, summary, prefix string, err error) {
+	if err == nil {
+		return
+	}
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	for _, e := range errs {
+		var de *kube.DependencyError
+		if errors.As(e, &de) {
+			diags.AddAttributeError(dependencyPath(de), summary, prefix+de.Error())
+		} else {
+			diags.AddAttributeError(path.Root("dependencies"), summary, prefix+e.Error())
+		}
+	}
+}
