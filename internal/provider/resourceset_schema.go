@@ -60,12 +60,17 @@ func resourceSetSchema() schema.Schema {
 					"which templates read as `<< inputs.key >>`. Without inputs everything renders once.",
 			},
 			"resources": schema.DynamicAttribute{
-				Optional:    true,
-				Description: "List of Kubernetes manifests (objects) whose strings may hold `<< >>` Go templates; each renders to one object per input.",
+				Optional: true,
+				Description: "List of Kubernetes manifests (objects) whose strings may hold `<< >>` Go templates; each renders to one object per input. " +
+					"The template functions are those of `resources_template`.",
 			},
 			"resources_template": schema.StringAttribute{
-				Optional:    true,
-				Description: "A multi-document YAML Go template with `<< >>` delimiters, rendered once per input. `resources` win over it on duplicates.",
+				Optional: true,
+				Description: "A multi-document YAML Go template with `<< >>` delimiters, rendered once per input. `resources` win over it on duplicates. " +
+					"Functions: flux-operator's (slim-sprig's hermetic functions, `slugify`, `toYaml` and `mustToYaml`, which keep the trailing newline) and `bool`. " +
+					"A function whose output changes from one render to the next (random: `genPrivateKey`, `randAlphaNum`, `uuidv4`, `bcrypt`, ...; " +
+					"the clock: `now`, `ago`, ...; the environment: `env`, ...) is refused at plan: the plan renders the templates and the apply renders them again, " +
+					"so the objects would never match the plan.",
 			},
 			"wait": schema.BoolAttribute{
 				Optional: true, Computed: true, Default: booldefault.StaticBool(false),

@@ -81,12 +81,22 @@ func newRenderer(spec *Spec) (*renderer, error) {
 	return r, nil
 }
 
+// newTemplate parses src, and refuses it when it calls a function whose
+// output changes from one render to the next (UnavailableFuncError), whether
+// or not an input reaches the call.
 func newTemplate(name, src string, fm template.FuncMap) (*template.Template, error) {
-	return template.New(name).
+	t, err := template.New(name).
 		Delims("<<", ">>").
 		Option("missingkey=error").
 		Funcs(fm).
 		Parse(src)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkFuncs(t); err != nil {
+		return nil, err
+	}
+	return t, nil
 }
 
 // execute renders t with one input. Rendering is sequential: r.current is the

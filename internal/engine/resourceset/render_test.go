@@ -89,8 +89,8 @@ metadata:
 	if l[NameLabel] != "apps" || l[NamespaceLabel] != "flux-system" || l["owner"] != "platform" || d.GetAnnotations()["note"] != "x" {
 		t.Fatalf("metadata = %v %v", l, d.GetAnnotations())
 	}
-	if v, _, _ := unstructured.NestedString(objs[2].Object, "data", "all"); v != "tier: gold" {
-		t.Fatalf("toYaml rendered %q", v)
+	if v, _, _ := unstructured.NestedString(objs[2].Object, "data", "all"); v != "tier: gold\n" {
+		t.Fatalf("toYaml rendered %q, want flux-operator's %q (the trailing newline kept)", v, "tier: gold\n")
 	}
 }
 
@@ -155,8 +155,10 @@ func TestRender_errorsNameTheSource(t *testing.T) {
 			`resources[0] (inputs[1]): template: resources[0]:4:13: executing "resources[0]" at <inputs>: map has no entry for key "a"`},
 		{"syntax error", Spec{ResourcesTemplate: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: << .Foo \n"},
 			`resources_template: template: resources_template:5: unclosed action started at resources_template:4`},
-		{"non-hermetic function", Spec{ResourcesTemplate: "x: << now >>"},
-			`function "now" not defined`},
+		{"non-deterministic function", Spec{ResourcesTemplate: "x: << now >>"},
+			`resources_template: template: resources_template:1:6: function "now" is not available: it depends on the current time`},
+		{"function flux-operator does not have", Spec{ResourcesTemplate: "x: << semverCompare \"1\" \"1\" >>"},
+			`function "semverCompare" not defined`},
 		{"invalid YAML", Spec{ResourcesTemplate: "apiVersion: v1\nkind: [\n"},
 			"resources_template: rendered YAML is invalid"},
 		{"object without a name", Spec{Resources: []map[string]any{{"apiVersion": "v1", "kind": "ConfigMap"}}},
