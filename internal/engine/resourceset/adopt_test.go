@@ -208,7 +208,7 @@ metadata: {name: stale-other}
 		!strings.Contains(err.Error(), "plan again") {
 		t.Fatalf("want a stale plan error naming the object, got %v", err)
 	}
-	if len(res.Inventory) != 0 || res.Conditions[0].Reason != "AdoptionFailed" {
+	if len(res.Inventory) != 0 || res.Conditions[0].Reason != ReasonReconciliationFailed {
 		t.Fatalf("inventory %v, conditions %+v", res.Inventory, res.Conditions)
 	}
 	if o := ownerOf(t, c, "v1", "ConfigMap", "default", "stale-appears"); o != "" {

@@ -145,29 +145,29 @@ func (e *Engine) Apply(ctx context.Context, spec *Spec, prev []kube.Entry, plann
 
 	deps, err := kube.CompileDependencies(spec.Dependencies)
 	if err != nil {
-		return fail("InvalidDependencies", err)
+		return fail(ReasonBuildFailed, err)
 	}
 	objs, err := e.Desired(ctx, spec)
 	if err != nil {
-		return fail("BuildFailed", err)
+		return fail(ReasonBuildFailed, err)
 	}
 	if res.Manifests, err = Manifests(objs); err != nil {
-		return fail("BuildFailed", err)
+		return fail(ReasonBuildFailed, err)
 	}
 	m, err := e.manager(spec)
 	if err != nil {
-		return fail("ClientFailed", err)
+		return fail(ReasonReconciliationFailed, err)
 	}
 
 	if err := deps.Wait(ctx, m.Client(), timeout, kube.DependencyPollInterval); err != nil {
-		return fail("DependencyNotReady", err)
+		return fail(ReasonDependencyNotReady, err)
 	}
 
 	// Decided after the wait for dependencies, as close to the apply as
 	// possible.
 	adopted, err := e.applyAdoption(ctx, m, spec, objs, prev, planned)
 	if err != nil {
-		return fail("AdoptionFailed", err)
+		return fail(ReasonReconciliationFailed, err)
 	}
 	desired := inventoryOf(objs, adopted)
 
@@ -177,21 +177,21 @@ func (e *Engine) Apply(ctx context.Context, spec *Spec, prev []kube.Entry, plann
 		// A stage that fails part way loses its change set; what reached the
 		// cluster is what exists with our owner labels.
 		res.Inventory = union(res.Inventory, ownedExisting(ctx, m, spec, objs, desired))
-		return fail("ApplyFailed", fmt.Errorf("apply: %w", applyErr))
+		return fail(ReasonReconciliationFailed, fmt.Errorf("apply: %w", applyErr))
 	}
 
 	remaining, pruneErr := prune(ctx, m, spec, subtract(prev, desired), timeout)
 	res.Inventory = union(desired, remaining)
 	if pruneErr != nil {
-		return fail("PruneFailed", fmt.Errorf("prune: %w", pruneErr))
+		return fail(ReasonReconciliationFailed, fmt.Errorf("prune: %w", pruneErr))
 	}
 
 	if spec.Wait && len(desired) > 0 {
 		if err := m.Wait(ctx, desired, kube.WaitOptions{Interval: 2 * time.Second, Timeout: timeout, FailFast: true}); err != nil {
-			return fail("HealthCheckFailed", fmt.Errorf("wait: %w", err))
+			return fail(ReasonHealthCheckFailed, fmt.Errorf("wait: %w", err))
 		}
 	}
-	res.Conditions = []Condition{{Type: "Ready", Status: "True", Reason: "ReconciliationSucceeded",
+	res.Conditions = []Condition{{Type: "Ready", Status: "True", Reason: ReasonSucceeded,
 		Message: fmt.Sprintf("Applied %d objects", len(desired))}}
 	return res, nil
 }

@@ -286,7 +286,7 @@ spec:
 	if err == nil || !strings.Contains(err.Error(), "immutable") {
 		t.Fatalf("want an immutable field error, got %v", err)
 	}
-	if entryIDs(failed.Inventory) != entryIDs(res.Inventory) || failed.Conditions[0].Reason != "ApplyFailed" {
+	if entryIDs(failed.Inventory) != entryIDs(res.Inventory) || failed.Conditions[0].Reason != ReasonReconciliationFailed {
 		t.Fatalf("a failed apply must keep the inventory: %v %+v", failed.Inventory, failed.Conditions)
 	}
 
