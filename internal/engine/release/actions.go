@@ -154,6 +154,14 @@ func (r *request) upgrade(ctx context.Context, s releaseState) error {
 	wrote := r.recordWrites(obs)
 	if wrote {
 		st.PostRenderersDigest = r.sync.prDigest
+		if spec.Upgrade.PreserveValues {
+			// Helm stores the configured values merged over the previous
+			// release's: their digest is not the configuration's, and the
+			// release would never be in sync with it (an upgrade on every
+			// apply). The revision records the digest of what was
+			// configured, so that only a change of it upgrades again.
+			latest(st.History).ConfigDigest = r.sync.configDigest
+		}
 	}
 	if err != nil {
 		st.Failures++
