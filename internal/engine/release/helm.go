@@ -21,11 +21,12 @@ import (
 
 // session is what the Helm actions of one engine call share: the acting
 // factory (impersonating the service account when one is set) and the storage
-// driver in the storage namespace.
+// driver in the storage namespace: Helm's Secrets driver on the cluster, its
+// memory driver in the tests of the state classification.
 type session struct {
 	f           *kube.Factory
 	getter      *restGetter
-	secrets     *driver.Secrets
+	driver      driver.Driver
 	storageNS   string
 	releaseNS   string
 	maxHistory  int
@@ -64,9 +65,7 @@ func newSession(f *kube.Factory, spec *Spec) (*session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes client: %w", err)
 	}
-	sec := driver.NewSecrets(cs.CoreV1().Secrets(s.storageNS))
-	sec.Log = func(string, ...any) {}
-	s.f, s.getter, s.secrets = acting, &restGetter{f: acting, namespace: s.releaseNS}, sec
+	s.f, s.getter, s.driver = acting, &restGetter{f: acting, namespace: s.releaseNS}, secretsDriver(cs, s.storageNS)
 	return s, nil
 }
 
@@ -87,17 +86,22 @@ func (s *session) dryRun() (*session, error) {
 		return nil, fmt.Errorf("kubernetes client: %w", err)
 	}
 	d := *s
-	d.f, d.getter = dry, &restGetter{f: dry, namespace: s.releaseNS}
-	d.secrets = driver.NewSecrets(cs.CoreV1().Secrets(s.storageNS))
-	d.secrets.Log = func(string, ...any) {}
+	d.f, d.getter, d.driver = dry, &restGetter{f: dry, namespace: s.releaseNS}, secretsDriver(cs, s.storageNS)
 	return &d, nil
+}
+
+// secretsDriver is Helm's storage in Secrets of namespace ns, quiet.
+func secretsDriver(cs kubernetes.Interface, ns string) *driver.Secrets {
+	d := driver.NewSecrets(cs.CoreV1().Secrets(ns))
+	d.Log = func(string, ...any) {}
+	return d
 }
 
 // storage returns Helm's storage, reporting every write to obs when set.
 func (s *session) storage(obs *observer) *storage.Storage {
-	var d driver.Driver = s.secrets
+	d := s.driver
 	if obs != nil {
-		obs.Driver = s.secrets
+		obs.Driver = s.driver
 		d = obs
 	}
 	st := storage.Init(d)

@@ -1,0 +1,171 @@
+package release
+
+import (
+	"context"
+	"testing"
+
+	"helm.sh/helm/v3/pkg/chart"
+	helmrelease "helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v3/pkg/storage"
+	"helm.sh/helm/v3/pkg/storage/driver"
+	helmtime "helm.sh/helm/v3/pkg/time"
+)
+
+// The state classification, helm-controller's DetermineReleaseState, on
+// Helm's in-memory storage: no cluster, every state from fixtures.
+
+const (
+	fxName = "podinfo"
+	fxNS   = "apps"
+)
+
+// fxRelease is revision v of the fixture release with status and values;
+// opts change it further.
+func fxRelease(v int, status helmrelease.Status, values map[string]any, opts ...func(*helmrelease.Release)) *helmrelease.Release {
+	rls := &helmrelease.Release{
+		Name: fxName, Namespace: fxNS, Version: v,
+		Info: &helmrelease.Info{
+			Status:        status,
+			Description:   "Upgrade complete",
+			FirstDeployed: helmtime.Unix(1_700_000_000, 0),
+			LastDeployed:  helmtime.Unix(1_700_000_000+int64(v), 0),
+		},
+		Chart:  &chart.Chart{Metadata: &chart.Metadata{Name: "podinfo", Version: "1.0.0"}},
+		Config: values,
+	}
+	for _, o := range opts {
+		o(rls)
+	}
+	return rls
+}
+
+// withTestHook gives a release a test hook that ran after it was deployed,
+// with phase.
+func withTestHook(phase helmrelease.HookPhase) func(*helmrelease.Release) {
+	return func(rls *helmrelease.Release) {
+		ran := helmtime.Unix(rls.Info.LastDeployed.Unix()+10, 0)
+		rls.Hooks = append(rls.Hooks, &helmrelease.Hook{
+			Name: fxName + "-test", Events: []helmrelease.HookEvent{helmrelease.HookTest},
+			LastRun: helmrelease.HookExecution{StartedAt: ran, CompletedAt: ran, Phase: phase},
+		})
+	}
+}
+
+// withTestHookNotRun gives a release a test hook that never ran.
+func withTestHookNotRun(rls *helmrelease.Release) {
+	rls.Hooks = append(rls.Hooks, &helmrelease.Hook{Name: fxName + "-test", Events: []helmrelease.HookEvent{helmrelease.HookTest}})
+}
+
+// fxStorage is Helm's memory driver holding rls.
+func fxStorage(t *testing.T, rls ...*helmrelease.Release) driver.Driver {
+	t.Helper()
+	mem := driver.NewMemory()
+	mem.SetNamespace(fxNS)
+	st := storage.Init(mem)
+	for _, r := range rls {
+		if err := st.Create(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return mem
+}
+
+// fxHistory is the history this resource would have recorded for rls,
+// newest first.
+func fxHistory(rls ...*helmrelease.Release) []Snapshot {
+	h := make([]Snapshot, 0, len(rls))
+	for i := len(rls) - 1; i >= 0; i-- {
+		h = append(h, snapshotOf(rls[i], "sha256:chart"))
+	}
+	return h
+}
+
+func TestObserveState(t *testing.T) {
+	values := map[string]any{"replicaCount": 1}
+	v1 := fxRelease(1, helmrelease.StatusSuperseded, values)
+	v1Deployed := fxRelease(1, helmrelease.StatusDeployed, values)
+	v2Failed := fxRelease(2, helmrelease.StatusFailed, values)
+	v2Deployed := fxRelease(2, helmrelease.StatusDeployed, values)
+	untested := fxRelease(1, helmrelease.StatusDeployed, values, withTestHookNotRun)
+	changed := fxRelease(1, helmrelease.StatusSuperseded, map[string]any{"replicaCount": 3})
+	tested := func(phase helmrelease.HookPhase) *helmrelease.Release {
+		return fxRelease(1, helmrelease.StatusDeployed, values, withTestHook(phase))
+	}
+	tests := func(s *Spec) { s.Test.Enable = true }
+	retries := func(s *Spec) { s.Upgrade.Remediation.Retries = 3 }
+
+	cases := []struct {
+		name    string
+		stored  []*helmrelease.Release
+		history []Snapshot
+		spec    func(*Spec)
+		status  func(*Status)
+		config  map[string]any // desired values; nil means values
+		want    stateKind
+		target  rollbackTarget
+	}{
+		{name: "no release", want: stateAbsent},
+		{name: "uninstalled and not ours", stored: []*helmrelease.Release{fxRelease(1, helmrelease.StatusUninstalled, values)}, want: stateAbsent},
+		{name: "pending upgrade is locked", stored: []*helmrelease.Release{v1, fxRelease(2, helmrelease.StatusPendingUpgrade, values)},
+			history: fxHistory(v1), want: stateLocked},
+		{name: "pending install without history is locked", stored: []*helmrelease.Release{fxRelease(1, helmrelease.StatusPendingInstall, values)}, want: stateLocked},
+		{name: "a release this resource did not make", stored: []*helmrelease.Release{v1Deployed}, want: stateUnmanaged},
+		{name: "a newer revision by another client", stored: []*helmrelease.Release{v1, v2Deployed}, history: fxHistory(v1Deployed), want: stateUnmanaged},
+		{name: "digest mismatch: the release changed in storage", stored: []*helmrelease.Release{v1Deployed},
+			history: fxHistory(fxRelease(1, helmrelease.StatusDeployed, map[string]any{"replicaCount": 2})), want: stateUnmanaged},
+		{name: "values out of sync", stored: []*helmrelease.Release{v1Deployed}, history: fxHistory(v1Deployed),
+			config: map[string]any{"replicaCount": 2}, want: stateOutOfSync},
+		{name: "chart digest out of sync", stored: []*helmrelease.Release{v1Deployed}, history: fxHistory(v1Deployed),
+			spec: func(s *Spec) { s.ChartDigest = "sha256:other" }, want: stateOutOfSync},
+		{name: "in sync", stored: []*helmrelease.Release{v1Deployed}, history: fxHistory(v1Deployed), want: stateInSync},
+		{name: "untested", stored: []*helmrelease.Release{untested}, history: fxHistory(untested), spec: tests, want: stateUntested},
+		{name: "a chart without tests needs no test run", stored: []*helmrelease.Release{v1Deployed}, history: fxHistory(v1Deployed), spec: tests, want: stateInSync},
+		{name: "tests passed", stored: []*helmrelease.Release{tested(helmrelease.HookPhaseSucceeded)},
+			history: fxHistory(tested(helmrelease.HookPhaseSucceeded)), spec: tests, want: stateInSync},
+		{name: "failed test", stored: []*helmrelease.Release{tested(helmrelease.HookPhaseFailed)},
+			history: fxHistory(tested(helmrelease.HookPhaseFailed)), spec: tests,
+			status: func(s *Status) { s.LastAttemptedReleaseAction = actionUpgrade }, want: stateFailed, target: targetMissing},
+		{name: "failed test ignored", stored: []*helmrelease.Release{tested(helmrelease.HookPhaseFailed)},
+			history: fxHistory(tested(helmrelease.HookPhaseFailed)), spec: func(s *Spec) { s.Test.Enable, s.Test.IgnoreFailures = true, true },
+			want: stateInSync},
+		{name: "failed upgrade, rollback target in storage", stored: []*helmrelease.Release{v1, v2Failed},
+			history: fxHistory(v1, v2Failed), spec: retries, want: stateFailed, target: targetOK},
+		{name: "failed upgrade, no rollback target", stored: []*helmrelease.Release{v1, v2Failed},
+			history: fxHistory(v2Failed), spec: retries, want: stateFailed, target: targetMissing},
+		{name: "failed upgrade, rollback target changed in storage", stored: []*helmrelease.Release{changed, v2Failed},
+			history: fxHistory(v1, v2Failed), spec: retries, want: stateFailed, target: targetCorrupt},
+		{name: "failed upgrade, rollback target gone from storage", stored: []*helmrelease.Release{v2Failed},
+			history: fxHistory(v1, v2Failed), spec: retries, want: stateFailed, target: targetCorrupt},
+		{name: "failed upgrade, uninstall strategy needs no target", stored: []*helmrelease.Release{v2Failed},
+			history: fxHistory(v2Failed), spec: func(s *Spec) { retries(s); s.Upgrade.Remediation.Strategy = StrategyUninstall },
+			want: stateFailed, target: targetOK},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			spec := &Spec{Name: fxName, Namespace: fxNS, ChartDigest: "sha256:chart"}
+			if c.spec != nil {
+				c.spec(spec)
+			}
+			st := &Status{History: c.history}
+			if c.status != nil {
+				c.status(st)
+			}
+			config := c.config
+			if config == nil {
+				config = values
+			}
+			r := &request{
+				spec: spec, st: st, name: fxName,
+				sess: &session{driver: fxStorage(t, c.stored...), storageNS: fxNS, releaseNS: fxNS},
+				sync: syncInputs{chartName: "podinfo", chartVersion: "1.0.0", chartDigest: spec.ChartDigest, configDigest: DigestValues(config)},
+			}
+			s, err := r.observeState(context.Background(), false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.kind != c.want || s.target != c.target {
+				t.Errorf("state %d target %d (%s), want state %d target %d", s.kind, s.target, s.reason, c.want, c.target)
+			}
+		})
+	}
+}
