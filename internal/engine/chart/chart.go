@@ -128,15 +128,6 @@ func (s *Spec) Kind() SourceKind {
 	}
 }
 
-// object is the name errors use: "helmchart podinfo".
-func (s *Spec) object() string {
-	name := s.Chart
-	if name == "" && s.SourcePath != "" {
-		name = filepath.Base(filepath.Clean(s.SourcePath))
-	}
-	return "chart '" + name + "'"
-}
-
 // Validate checks what can be checked without I/O. The errors name the field.
 func (s *Spec) Validate() error {
 	var errs []error

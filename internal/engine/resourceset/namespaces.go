@@ -37,12 +37,6 @@ func newScopes(mapper meta.RESTMapper, objs []*unstructured.Unstructured) *scope
 	return s
 }
 
-// fromSet reports whether a CRD in the set defines gk.
-func (s *scopes) fromSet(gk schema.GroupKind) bool {
-	_, ok := s.crds[gk]
-	return ok
-}
-
 func (s *scopes) namespaced(gvk schema.GroupVersionKind) (bool, error) {
 	if ns, ok := s.crds[gvk.GroupKind()]; ok {
 		return ns, nil

@@ -51,13 +51,11 @@ func NewKeyPair() (*KeyPair, error) {
 	return &KeyPair{Private: key, PublicPEM: pub}, nil
 }
 
-// Sign signs the manifest at ref (host/path/name@sha256:...) the way
+// SignWithAuth signs the manifest at ref (host/path/name@sha256:...) the way
 // `cosign sign --key` does, without a transparency log entry, and writes the
-// signature to the registry as `sha256-<hex>.sig`. Loopback registries are
-// spoken to over plain HTTP.
-func (k *KeyPair) Sign(ref string) error { return k.SignWithAuth(ref, "", "") }
-
-// SignWithAuth is Sign against a registry that wants basic auth.
+// signature to the registry as `sha256-<hex>.sig`, with basic auth when
+// username or password is set. Loopback registries are spoken to over plain
+// HTTP.
 func (k *KeyPair) SignWithAuth(ref, username, password string) error {
 	var opts []ociremote.Option
 	if username != "" || password != "" {
