@@ -2,8 +2,6 @@ package provider
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -77,11 +75,7 @@ func testNamespace(t *testing.T, name string) string {
 // releases; the tofu and terraform runs of the test share it.
 func uniqueNamespace(t *testing.T, prefix string) string {
 	t.Helper()
-	b := make([]byte, 3)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatal(err)
-	}
-	return testNamespace(t, prefix+"-"+hex.EncodeToString(b))
+	return testNamespace(t, testenv.UniqueName(t, prefix))
 }
 
 // releaseConfig is an artifact of the chart in chartDir and a release of it

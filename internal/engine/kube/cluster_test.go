@@ -77,7 +77,8 @@ func TestApplyStaged_deploymentBecomesCurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	objs := mustObjects(t, deploymentManifests)
+	ns := testenv.UniqueName(t, "kube-test-deploy")
+	objs := mustObjects(t, strings.ReplaceAll(deploymentManifests, "kube-test-deploy", ns))
 	cs, err := m.ApplyStaged(ctx, objs, ApplyOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -94,7 +95,7 @@ func TestApplyStaged_deploymentBecomesCurrent(t *testing.T) {
 		t.Fatalf("deployment did not become Current: %v", err)
 	}
 	var d appsv1.Deployment
-	if err := m.Client().Get(ctx, client.ObjectKey{Namespace: "kube-test-deploy", Name: "web"}, &d); err != nil {
+	if err := m.Client().Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, &d); err != nil {
 		t.Fatal(err)
 	}
 	if d.Status.AvailableReplicas != 2 {
@@ -102,7 +103,7 @@ func TestApplyStaged_deploymentBecomesCurrent(t *testing.T) {
 	}
 
 	// A second apply of the same objects changes nothing.
-	cs, err = m.ApplyStaged(ctx, mustObjects(t, deploymentManifests), ApplyOptions{})
+	cs, err = m.ApplyStaged(ctx, objs, ApplyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -371,12 +372,13 @@ func TestDrift_writeBetweenReadAndDryRunIsNotDrift(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const cm = `
+	ns := testenv.Namespace(t, m.Client(), "")
+	cm := `
 apiVersion: v1
 kind: ConfigMap
 metadata:
   name: raced
-  namespace: default
+  namespace: ` + ns + `
 data: {k: v}
 `
 	if _, err := m.ApplyStaged(ctx, mustObjects(t, cm), ApplyOptions{}); err != nil {
@@ -388,7 +390,7 @@ data: {k: v}
 		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
 			if dryRuns.Add(1) == 1 {
 				other := &unstructured.Unstructured{}
-				if err := yaml.Unmarshal([]byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"raced","namespace":"default","annotations":{"controller.example/seen":"yes"}}}`), &other.Object); err != nil {
+				if err := yaml.Unmarshal([]byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"raced","namespace":"`+ns+`","annotations":{"controller.example/seen":"yes"}}}`), &other.Object); err != nil {
 					return err
 				}
 				if err := c.Patch(ctx, other, client.Apply, client.FieldOwner("some-controller")); err != nil {

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -69,10 +67,7 @@ func installPodinfo(t *testing.T, spec *Spec) *driftEnv {
 	if e.dyn, err = e.f.Dynamic(); err != nil {
 		t.Fatal(err)
 	}
-	e.ns = testNamespace(t)
-	if err := e.c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: e.ns}}); err != nil {
-		t.Fatal(err)
-	}
+	e.ns = testenv.Namespace(t, e.c, "")
 	t.Cleanup(func() {
 		_ = e.c.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: e.ns}})
 	})
@@ -114,14 +109,6 @@ func (e *driftEnv) waitObserved(t *testing.T) {
 		}
 	}
 	t.Fatal("the deployment controller did not observe the Deployment in 30s")
-}
-
-var nonDNS = regexp.MustCompile(`[^a-z0-9]+`)
-
-// testNamespace is a namespace name unique to the test and the run.
-func testNamespace(t *testing.T) string {
-	n := strings.Trim(nonDNS.ReplaceAllString(strings.ToLower(t.Name()), "-"), "-")
-	return fmt.Sprintf("%.50s-%04x", n, rand.IntN(1<<16))
 }
 
 func (e *driftEnv) detect(t *testing.T) []kube.Drift {

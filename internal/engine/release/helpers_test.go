@@ -6,13 +6,11 @@ import (
 	"encoding/hex"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -37,23 +35,11 @@ func testCtx(t *testing.T) context.Context {
 	return ctx
 }
 
-var nsChars = regexp.MustCompile(`[^a-z0-9-]+`)
-
-// makeNamespace creates a namespace of the test's own, so that tests run in
-// parallel without sharing releases.
+// makeNamespace creates a namespace of the test's own, unique to the run,
+// so that tests and runs of a test (-count=2) share no releases.
 func makeNamespace(t *testing.T, c client.Client) string {
 	t.Helper()
-	name := nsChars.ReplaceAllString(strings.ToLower(strings.TrimPrefix(t.Name(), "Test")), "-")
-	if len(name) > 50 {
-		name = name[:50]
-	}
-	name = strings.Trim(name, "-")
-	ns := &corev1.Namespace{}
-	ns.Name = name
-	if err := c.Create(context.Background(), ns); err != nil {
-		t.Fatal(err)
-	}
-	return name
+	return testenv.Namespace(t, c, "")
 }
 
 // chartArchive packages a test chart and returns its path and digest.

@@ -182,18 +182,19 @@ func entryIDs(entries []kube.Entry) string {
 func TestEngine_dependencyGate(t *testing.T) {
 	ctx := testCtx(t)
 	e, c := newEngine(t)
+	ns := testenv.Namespace(t, c, "")
 	spec := &Spec{
-		Name: "gated", Namespace: "default", Timeout: time.Minute,
+		Name: "gated", Namespace: ns, Timeout: time.Minute,
 		ResourcesTemplate: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: gated\n",
 		Dependencies: []Dependency{{
-			APIVersion: "v1", Kind: "Secret", Name: "gate", Namespace: "default", Ready: true,
+			APIVersion: "v1", Kind: "Secret", Name: "gate", Namespace: ns, Ready: true,
 			ReadyExpr: "base64.decode(data.?open.orValue('')) == b'yes'",
 		}},
 	}
 	go func() {
 		time.Sleep(time.Second)
 		sec := &corev1.Secret{StringData: map[string]string{"open": "no"}}
-		sec.Namespace, sec.Name = "default", "gate"
+		sec.Namespace, sec.Name = ns, "gate"
 		if err := c.Create(context.Background(), sec); err != nil {
 			t.Error(err)
 			return
@@ -220,7 +221,7 @@ func TestEngine_dependencyGate(t *testing.T) {
 	spec.Dependencies[0].Name = "never"
 	spec.Timeout = 2 * time.Second
 	_, err = e.Apply(ctx, spec, res.Inventory, nil)
-	if err == nil || !strings.Contains(err.Error(), "Secret default/never: not found") {
+	if err == nil || !strings.Contains(err.Error(), "Secret "+ns+"/never: not found") {
 		t.Fatalf("want the unmet dependency named, got %v", err)
 	}
 }
@@ -262,6 +263,7 @@ spec:
 func TestEngine_immutableFieldAndForce(t *testing.T) {
 	ctx := testCtx(t)
 	e, c := newEngine(t)
+	ns := testenv.Namespace(t, c, "")
 	job := func(image string) string {
 		return `
 apiVersion: batch/v1
@@ -274,12 +276,12 @@ spec:
       containers: [{name: c, image: ` + image + `}]
 `
 	}
-	spec := &Spec{Name: "jobs", Namespace: "default", Timeout: time.Minute, ResourcesTemplate: job("busybox:1")}
+	spec := &Spec{Name: "jobs", Namespace: ns, Timeout: time.Minute, ResourcesTemplate: job("busybox:1")}
 	res, err := e.Apply(ctx, spec, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	first, _ := get(t, c, "batch/v1", "Job", "default", "once")
+	first, _ := get(t, c, "batch/v1", "Job", ns, "once")
 
 	spec.ResourcesTemplate = job("busybox:2")
 	failed, err := e.Apply(ctx, spec, res.Inventory, nil)
@@ -294,7 +296,7 @@ spec:
 	if _, err := e.Apply(ctx, spec, failed.Inventory, nil); err != nil {
 		t.Fatal(err)
 	}
-	second, _ := get(t, c, "batch/v1", "Job", "default", "once")
+	second, _ := get(t, c, "batch/v1", "Job", ns, "once")
 	if second.GetUID() == first.GetUID() {
 		t.Fatal("force must recreate the Job")
 	}
