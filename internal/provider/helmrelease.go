@@ -146,7 +146,7 @@ func (r *helmReleaseResource) ModifyPlan(ctx context.Context, req resource.Modif
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	spec.ResetFailures = newGeneration(ctx, state, &plan)
+	setTriggers(ctx, spec, state, &plan)
 	if !plan.Name.IsUnknown() && !plan.Namespace.IsUnknown() {
 		plan.ID = types.StringValue(plan.Namespace.ValueString() + "/" + plan.Name.ValueString())
 	}
@@ -523,7 +523,7 @@ func (r *helmReleaseResource) reconcile(ctx context.Context, m, state *helmRelea
 	if diags.HasError() {
 		return false
 	}
-	spec.ResetFailures = newGeneration(ctx, state, m)
+	setTriggers(ctx, spec, state, m)
 	prev, d := prevStatus(ctx, state)
 	diags.Append(d...)
 	plannedChartVersion, plannedDigest := m.ChartVersion, m.ConfigDigest

@@ -30,6 +30,7 @@ type helmReleaseModel struct {
 	Timeout            types.String  `tfsdk:"timeout"`
 	PersistentClient   types.Bool    `tfsdk:"persistent_client"`
 	ResetToken         types.String  `tfsdk:"reset_token"`
+	ForceToken         types.String  `tfsdk:"force_token"`
 	Suspend            types.Bool    `tfsdk:"suspend"`
 	Values             types.Dynamic `tfsdk:"values"`
 
@@ -444,6 +445,15 @@ func valuesFrom(v types.Dynamic) (map[string]any, error) {
 		return nil, fmt.Errorf("values must be an object (or a YAML string holding a mapping), not %T", g)
 	}
 	return m, nil
+}
+
+// setTriggers sets what Flux's annotation triggers say for an apply from
+// state to plan: a new generation (or reset_token) resets the failure
+// counters, a new force_token forces one install or upgrade. A force_token
+// not known yet at plan may force.
+func setTriggers(ctx context.Context, spec *release.Spec, state, plan *helmReleaseModel) {
+	spec.ResetFailures = newGeneration(ctx, state, plan)
+	spec.Force = state != nil && !plan.ForceToken.IsNull() && !plan.ForceToken.Equal(state.ForceToken)
 }
 
 // newGeneration reports whether the configuration of plan differs from the

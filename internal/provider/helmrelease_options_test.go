@@ -2,8 +2,6 @@ package provider
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -64,17 +62,6 @@ func deleteAndWait(t *testing.T, apiVersion, kind, ns, name string) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	t.Fatalf("%s %s/%s was not deleted", kind, ns, name)
-}
-
-// randomName is prefix and a random suffix, for an object that a test must
-// not find already there (a Namespace the release creates).
-func randomName(t *testing.T, prefix string) string {
-	t.Helper()
-	b := make([]byte, 3)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatal(err)
-	}
-	return prefix + "-" + hex.EncodeToString(b)
 }
 
 // writeFiles writes files (paths relative to dir) into dir.
@@ -150,7 +137,7 @@ const noSuchNode = `{ "stevedore.dev/no-such-node" = "true" }`
 // there too), and target_namespace when set (the storage stays in
 // `namespace`). Each CLI's run starts with both namespaces absent.
 func TestAccHelmRelease_installCreateNamespace(t *testing.T) {
-	own, target := randomName(t, "hr-createns"), randomName(t, "hr-createns-tgt")
+	own, target := testenv.UniqueName(t, "hr-createns"), testenv.UniqueName(t, "hr-createns-tgt")
 	existing := uniqueNamespace(t, "hr-createns-st")
 	cacheDir := t.TempDir()
 	chartDir := chartCopy(t, "1.0.0")
@@ -1004,6 +991,54 @@ func TestAccHelmRelease_replaceOnTargetNamespace(t *testing.T) {
 					checkExists(t, true, "apps/v1", "Deployment", second, "podinfo"),
 					checkExists(t, true, "v1", "ConfigMap", second, "podinfo"),
 				),
+			},
+		},
+	})
+}
+
+// TestAccHelmRelease_forceToken: a new force_token upgrades a release that is
+// in sync, once (Flux's forceAt): the plan says so, Helm's storage gets a new
+// revision with the same values, and the plan after it is empty. Removing the
+// token forces nothing.
+func TestAccHelmRelease_forceToken(t *testing.T) {
+	ns := uniqueNamespace(t, "hr-force")
+	cacheDir := t.TempDir()
+	chartDir := chartCopy(t, "1.0.0")
+	config := func(token string) string {
+		return releaseConfig(cacheDir, chartDir, ns, token)
+	}
+	version := func(v int64) statecheck.StateCheck {
+		return statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(v))
+	}
+	accTest(t, resource.TestCase{
+		Steps: []resource.TestStep{
+			{
+				Config:            config(""),
+				ConfigStateChecks: []statecheck.StateCheck{version(1)},
+				Check:             checkRevisions(t, ns, "podinfo", "1:deployed"),
+			},
+			{
+				Config: config(`  force_token = "2026-11-24T08:00:00Z"`),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionUpdate),
+					plancheck.ExpectUnknownValue(releaseAddr, tfjsonpath.New("version")),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{version(2), expectStr("status", "deployed")},
+				Check:             checkRevisions(t, ns, "podinfo", "1:superseded", "2:deployed"),
+			},
+			{
+				// The same token again forces nothing: only a new value does.
+				Config:           config(`  force_token = "2026-11-24T08:00:00Z"`),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+			},
+			{
+				Config: config(""),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionUpdate),
+					plancheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(2)),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{version(2)},
+				Check:             checkRevisions(t, ns, "podinfo", "1:superseded", "2:deployed"),
 			},
 		},
 	})

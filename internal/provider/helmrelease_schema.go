@@ -111,6 +111,13 @@ func helmReleaseSchema() schema.Schema {
 					"are exhausted (`RetriesExceeded`), with the same configuration: the `reconcile.fluxcd.io/resetAt` annotation of Flux. " +
 					"A change of any other configured attribute resets them too, as a new generation of a HelmRelease does.",
 			},
+			"force_token": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "Any new value forces one upgrade at the next apply, even when the release is in sync or its " +
+					"remediation retries are exhausted (an install when it is not installed and out of retries, an upgrade rather than a " +
+					"rollback of a failed release): the `reconcile.fluxcd.io/forceAt` annotation of Flux. A drifted release is upgraded " +
+					"too. Removing the value forces nothing, and the failure counters are not reset (that is `reset_token`).",
+			},
 			"persistent_client": schema.BoolAttribute{
 				Optional: true,
 				Description: "Flux's field, accepted so that HelmRelease specs translate one to one. stevedore always keeps one client, " +

@@ -55,7 +55,7 @@ func (e *Engine) Plan(ctx context.Context, spec *Spec, prev *Status) (*Plan, err
 		s = releaseState{kind: stateDrifted, rls: s.rls, drift: prev.Drift,
 			reason: fmt.Sprintf("%d object(s) of the release differ in the cluster", len(prev.Drift))}
 	}
-	act, reason, err := decide(s, st, spec)
+	act, reason, err := r.decide(s)
 	var ex *exhaustedError
 	switch {
 	case errors.As(err, &ex):

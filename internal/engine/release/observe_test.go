@@ -169,3 +169,61 @@ func TestObserveState(t *testing.T) {
 		})
 	}
 }
+
+// A force request (force_token) changes the first decision of an apply
+// only, as helm-controller handles forceAt once.
+func TestDecide_force(t *testing.T) {
+	values := map[string]any{"replicaCount": 1}
+	v1 := fxRelease(1, helmrelease.StatusDeployed, values)
+	v1Superseded := fxRelease(1, helmrelease.StatusSuperseded, values)
+	v2Failed := fxRelease(2, helmrelease.StatusFailed, values)
+	exhausted := func(s *Status) { s.UpgradeFailures, s.LastAttemptedReleaseAction = 2, actionUpgrade }
+	cases := []struct {
+		name          string
+		stored        []*helmrelease.Release
+		history       []Snapshot
+		status        func(*Status)
+		config        map[string]any
+		first, second Action
+		secondErr     bool
+	}{
+		{name: "in sync is upgraded once", stored: []*helmrelease.Release{v1}, history: fxHistory(v1),
+			first: ActionUpgrade, second: ActionNone},
+		{name: "out of retries, out of sync", stored: []*helmrelease.Release{v1}, history: fxHistory(v1), status: exhausted,
+			config: map[string]any{"replicaCount": 2}, first: ActionUpgrade, secondErr: true},
+		{name: "failed and out of retries is upgraded, not remediated", stored: []*helmrelease.Release{v1Superseded, v2Failed},
+			history: fxHistory(v1Superseded, v2Failed), status: exhausted, first: ActionRetryFailed, second: ActionRollback},
+		{name: "a locked release is unlocked first", stored: []*helmrelease.Release{fxRelease(1, helmrelease.StatusPendingInstall, values)},
+			first: ActionUnlock, second: ActionUnlock},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			spec := &Spec{Name: fxName, Namespace: fxNS, ChartDigest: "sha256:chart", Force: true}
+			spec.Upgrade.Remediation.Retries = 1
+			st := &Status{History: c.history}
+			if c.status != nil {
+				c.status(st)
+			}
+			config := c.config
+			if config == nil {
+				config = values
+			}
+			r := &request{
+				spec: spec, st: st, name: fxName,
+				sess: &session{driver: fxStorage(t, c.stored...), storageNS: fxNS, releaseNS: fxNS},
+				sync: syncInputs{chartName: "podinfo", chartVersion: "1.0.0", chartDigest: spec.ChartDigest, configDigest: DigestValues(config)},
+			}
+			s, err := r.observeState(context.Background(), false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if act, reason, err := r.decide(s); err != nil || act != c.first {
+				t.Fatalf("first decision %s (%s, %v), want %s", act, reason, err, c.first)
+			}
+			act, reason, err := r.decide(s)
+			if c.secondErr != (err != nil) || err == nil && act != c.second {
+				t.Fatalf("second decision %s (%s, %v), want %s (error %v)", act, reason, err, c.second, c.secondErr)
+			}
+		})
+	}
+}

@@ -40,6 +40,23 @@ type request struct {
 	acted   bool
 	// driftFresh says st.Drift was computed in this apply.
 	driftFresh bool
+	// forceHandled says the first decision of this apply has been made, and
+	// with it the force request, if any, handled: it forces one action.
+	forceHandled bool
+}
+
+// decide is the pure decision for state s, with the spec's force request
+// handled in the first decision of the request only, as helm-controller
+// handles a forceAt once.
+func (r *request) decide(s releaseState) (Action, string, error) {
+	if r.spec.Force && !r.forceHandled {
+		r.forceHandled = true
+		if act, reason, ok := forcedAction(s, r.st, r.spec); ok {
+			return act, reason, nil
+		}
+	}
+	r.forceHandled = true
+	return decide(s, r.st, r.spec)
 }
 
 // prepare validates spec, composes its values and loads its chart.
@@ -169,7 +186,7 @@ func (r *request) reconcile(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			act, reason, err := decide(s, r.st, r.spec)
+			act, reason, err := r.decide(s)
 			if err != nil {
 				return r.withCause(err)
 			}

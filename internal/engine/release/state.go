@@ -278,6 +278,34 @@ func markStalled(st *Status, err error) {
 	setCondition(st, CondStalled, "True", ReasonRetriesExceeded, fmt.Sprintf("Failed to %s after %d attempt(s)", ex.action, ex.failures))
 }
 
+// forcedAction is what a force request runs instead of decide's action, as
+// helm-controller's actionForState handles forceAt: an upgrade of a release
+// in sync, an install or upgrade that is out of retries, an upgrade of a
+// failed release without remediating it. ok is false where the request
+// changes nothing (a locked release is unlocked first; an untested one is
+// tested). A drifted release is upgraded too: the user asked for an upgrade,
+// and one also corrects what drifted.
+func forcedAction(s releaseState, st *Status, spec *Spec) (act Action, reason string, ok bool) {
+	const why = "upgrade forced (force_token)"
+	switch s.kind {
+	case stateInSync, stateDrifted:
+		return ActionUpgrade, why, true
+	case stateAbsent:
+		if remediationFor(actionInstall, spec, st).exhausted() {
+			return ActionInstall, "install forced while out of retries (force_token)", true
+		}
+	case stateOutOfSync:
+		if remediationFor(actionUpgrade, spec, st).exhausted() {
+			return ActionUpgrade, "upgrade forced while out of retries (force_token)", true
+		}
+	case stateFailed:
+		if rem := activeRemediation(spec, st, s.rls); rem != nil && rem.failures > 0 {
+			return ActionRetryFailed, s.reason + "; " + why, true
+		}
+	}
+	return ActionNone, "", false
+}
+
 // decide is the next action for state s, helm-controller's actionForState.
 // It is pure: the caller runs the action and observes again.
 func decide(s releaseState, st *Status, spec *Spec) (Action, string, error) {
