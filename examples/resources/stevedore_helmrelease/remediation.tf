@@ -17,6 +17,9 @@ resource "stevedore_helmrelease" "podinfo" {
 
   # Set to a new value (a date, a ticket) to try again with the same configuration.
   reset_token = "2026-11-23"
+  # Set to a new value to upgrade once even when nothing changed, or when out of
+  # retries without resetting the counters (Flux's reconcile.fluxcd.io/forceAt).
+  force_token = "2026-11-23"
 
   install {
     crds = "Create"
