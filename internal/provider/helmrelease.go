@@ -164,7 +164,7 @@ func (r *helmReleaseResource) ModifyPlan(ctx context.Context, req resource.Modif
 	r.planStorage(spec, &plan, state, resp)
 
 	mode := spec.DriftDetection.Mode
-	if state != nil && mode == release.DriftWarn && len(state.Drift.Elements()) > 0 {
+	if state != nil && mode.Warns() && len(state.Drift.Elements()) > 0 {
 		resp.Diagnostics.AddWarning("Release drifted",
 			fmt.Sprintf("helmrelease %s: %s; drift_detection.mode is warn, so apply leaves it", plan.ID.ValueString(), driftSummary(state.Drift)))
 	}
@@ -408,7 +408,7 @@ func changed(plan, state types.String) bool {
 }
 
 // planUnknown marks what apply will tell: the release's status and history.
-func (r *helmReleaseResource) planUnknown(m *helmReleaseModel, meta *chart.Metadata, mode string) {
+func (r *helmReleaseResource) planUnknown(m *helmReleaseModel, meta *chart.Metadata, mode release.DriftMode) {
 	m.Status = types.StringUnknown()
 	m.Version = types.Int64Unknown()
 	m.ChartName, m.ChartVersion, m.AppVersion = types.StringUnknown(), types.StringUnknown(), types.StringUnknown()
@@ -428,7 +428,7 @@ func (r *helmReleaseResource) planUnknown(m *helmReleaseModel, meta *chart.Metad
 	m.LastAttemptedAction = types.StringUnknown()
 	m.Drift = types.ListUnknown(driftEntryType)
 	m.Changes = types.ListUnknown(driftEntryType)
-	if mode == release.DriftEnabled {
+	if mode.Corrects() {
 		// Apply ends with the release's objects as the chart renders them.
 		m.Drift = emptyDrift()
 	}

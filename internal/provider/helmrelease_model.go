@@ -367,11 +367,8 @@ func helmReleaseSpec(ctx context.Context, m *helmReleaseModel) (*release.Spec, b
 			KeepHistory:         b.boolean(u.KeepHistory),
 		}
 	}
-	spec.DriftDetection.Mode = release.DriftEnabled
 	if d := m.DriftDetection; d != nil {
-		if mode := b.str(d.Mode); mode != "" {
-			spec.DriftDetection.Mode = mode
-		}
+		spec.DriftDetection.Mode = release.DriftMode(b.str(d.Mode))
 		for _, r := range d.Ignore {
 			var paths []string
 			if r.Paths.IsUnknown() {
@@ -379,7 +376,7 @@ func helmReleaseSpec(ctx context.Context, m *helmReleaseModel) (*release.Spec, b
 			} else {
 				b.diags.Append(r.Paths.ElementsAs(ctx, &paths, false)...)
 			}
-			spec.DriftDetection.Ignore = append(spec.DriftDetection.Ignore, kube.IgnoreRule{Paths: paths, Selector: b.jsondiffSelector(r.Target)})
+			spec.DriftDetection.Ignore = append(spec.DriftDetection.Ignore, jsondiff.IgnoreRule{Paths: paths, Selector: b.jsondiffSelector(r.Target)})
 		}
 	}
 	for _, pr := range m.PostRenderers {

@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/release"
 )
 
 var (
@@ -285,7 +286,7 @@ func helmReleaseSchema() schema.Schema {
 				Description: "Drift detection of the release's objects at refresh.",
 				Attributes: map[string]schema.Attribute{
 					"mode": schema.StringAttribute{Optional: true,
-						Validators: []validator.String{stringvalidator.OneOf("enabled", "warn", "disabled")},
+						Validators: []validator.String{stringvalidator.OneOf(driftModeNames()...)},
 						Description: "`enabled` (default): drift shows in the plan and apply corrects it; `warn`: the plan warns and changes nothing; " +
 							"`disabled`: objects are not compared."},
 				},
@@ -410,4 +411,13 @@ func releaseChartBlock() schema.SingleNestedBlock {
 		Attributes: attrs,
 		Blocks:     map[string]schema.Block{"verify": verify},
 	}
+}
+
+// driftModeNames are release.DriftModes as the validator wants them.
+func driftModeNames() []string {
+	out := make([]string, len(release.DriftModes))
+	for i, m := range release.DriftModes {
+		out[i] = string(m)
+	}
+	return out
 }

@@ -23,8 +23,10 @@ func UniqueName(t testing.TB, prefix string) string {
 		prefix = strings.TrimPrefix(t.Name(), "Test")
 	}
 	prefix = strings.Trim(notDNSLabel.ReplaceAllString(strings.ToLower(prefix), "-"), "-")
-	if len(prefix) > 48 {
-		prefix = strings.TrimRight(prefix[:48], "-")
+	// Short enough that names built on it (a Helm release name of
+	// "<namespace>-<name>", at most 53 bytes) stay readable.
+	if len(prefix) > 32 {
+		prefix = strings.TrimRight(prefix[:32], "-")
 	}
 	b := make([]byte, 3)
 	if _, err := rand.Read(b); err != nil {

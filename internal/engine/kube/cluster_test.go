@@ -289,7 +289,7 @@ func TestDrift(t *testing.T) {
 	}
 
 	// Ignore rules: the ConfigMap's data path, the whole Secret.
-	drift, err = m.Drift(ctx, mustObjects(t, driftManifests), DriftOptions{IgnoreRules: []IgnoreRule{
+	drift, err = m.Drift(ctx, mustObjects(t, driftManifests), DriftOptions{IgnoreRules: []jsondiff.IgnoreRule{
 		{Paths: []string{"/data/greeting"}},
 		{Paths: []string{""}, Selector: &jsondiff.Selector{Kind: "Secret"}},
 	}})

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	wjsondiff "github.com/wI2L/jsondiff"
 	"slices"
 	"sort"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"github.com/fluxcd/pkg/ssa/jsondiff"
 	ssautils "github.com/fluxcd/pkg/ssa/utils"
 	"github.com/go-openapi/jsonpointer"
+	wjsondiff "github.com/wI2L/jsondiff"
 	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -289,16 +289,45 @@ func (m *Manager) Disown(ctx context.Context, objs []*unstructured.Unstructured,
 	return errors.Join(errs...)
 }
 
-// IgnoreRule excludes JSON pointers of the objects a selector matches from the
-// drift report. A path of "" ignores the whole object.
-type IgnoreRule struct {
-	Paths    []string
-	Selector *jsondiff.Selector
+// IgnoredPaths are drift ignore rules (jsondiff's: JSON pointers of the
+// objects a selector matches, "" for the whole object) with their selectors
+// compiled once, for detection and correction alike.
+type IgnoredPaths struct {
+	rules []compiledIgnoreRule
+}
+
+type compiledIgnoreRule struct {
+	sel   *jsondiff.SelectorRegex
+	paths []string
+}
+
+// CompileIgnoreRules compiles the selectors of rules.
+func CompileIgnoreRules(rules []jsondiff.IgnoreRule) (*IgnoredPaths, error) {
+	out := &IgnoredPaths{rules: make([]compiledIgnoreRule, 0, len(rules))}
+	for _, r := range rules {
+		sel, err := jsondiff.NewSelectorRegex(r.Selector)
+		if err != nil {
+			return nil, fmt.Errorf("ignore rule selector: %w", err)
+		}
+		out.rules = append(out.rules, compiledIgnoreRule{sel: sel, paths: r.Paths})
+	}
+	return out, nil
+}
+
+// For is the paths that the rules whose selector matches obj ignore.
+func (p *IgnoredPaths) For(obj *unstructured.Unstructured) jsondiff.IgnorePaths {
+	var paths jsondiff.IgnorePaths
+	for _, r := range p.rules {
+		if r.sel.MatchUnstructured(obj) {
+			paths = append(paths, r.paths...)
+		}
+	}
+	return paths
 }
 
 // DriftOptions are the options of Drift.
 type DriftOptions struct {
-	IgnoreRules []IgnoreRule
+	IgnoreRules []jsondiff.IgnoreRule
 	// ExclusionSelector skips objects carrying any of these labels or
 	// annotations, in the desired manifest or in the cluster.
 	ExclusionSelector map[string]string
@@ -361,17 +390,9 @@ func (m *Manager) consistentDiff(ctx context.Context, obj *unstructured.Unstruct
 // managers (an HPA's replicas, a webhook's defaults) are not drift, because the
 // dry-run merges them in on both sides.
 func (m *Manager) Drift(ctx context.Context, desired []*unstructured.Unstructured, opts DriftOptions) ([]Drift, error) {
-	type rule struct {
-		sel   *jsondiff.SelectorRegex
-		paths []string
-	}
-	rules := make([]rule, 0, len(opts.IgnoreRules))
-	for _, r := range opts.IgnoreRules {
-		sel, err := jsondiff.NewSelectorRegex(r.Selector)
-		if err != nil {
-			return nil, fmt.Errorf("drift detection: ignore rule selector: %w", err)
-		}
-		rules = append(rules, rule{sel: sel, paths: r.Paths})
+	ignored, err := CompileIgnoreRules(opts.IgnoreRules)
+	if err != nil {
+		return nil, fmt.Errorf("drift detection: %w", err)
 	}
 	base := []jsondiff.ResourceOption{
 		jsondiff.FieldOwner(m.fieldManager),
@@ -385,12 +406,7 @@ func (m *Manager) Drift(ctx context.Context, desired []*unstructured.Unstructure
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(managerConcurrency)
 	for i, obj := range desired {
-		var ignore jsondiff.IgnorePaths
-		for _, r := range rules {
-			if r.sel.MatchUnstructured(obj) {
-				ignore = append(ignore, r.paths...)
-			}
-		}
+		ignore := ignored.For(obj)
 		g.Go(func() error {
 			d, err := m.consistentDiff(gctx, obj, append(base[:len(base):len(base)], ignore)...)
 			if err != nil && opts.OnError != nil {

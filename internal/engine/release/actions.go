@@ -58,7 +58,7 @@ func (r *request) run(ctx context.Context, act Action, s releaseState) error {
 	case ActionUnlock:
 		return r.unlock()
 	case ActionCorrect:
-		return correctDrift(ctx, r.sess.f, r.spec, s.rls)
+		return correctDrift(ctx, r.sess.f, r.spec, s.rls, s.drift)
 	}
 	return fmt.Errorf("unknown action %q", act)
 }

@@ -58,19 +58,17 @@ func detectDrift(ctx context.Context, f *kube.Factory, spec *Spec, rel *helmrele
 	return drift, nil
 }
 
-// correctDrift detects drift again and server-side applies, with our field
-// manager and ownership forced, the objects that are missing or changed. It is
-// not a Helm upgrade: Helm's storage is not touched and no revision is made.
-// The ignored paths of a changed object are left alone (as helm-controller,
-// which patches only the diff); a missing object is created whole.
-func correctDrift(ctx context.Context, f *kube.Factory, spec *Spec, rel *helmrelease.Release) error {
+// correctDrift server-side applies, with our field manager and ownership
+// forced, the objects of rel that drift (detection's report, as
+// helm-controller hands its DiffSet to the corrector) says are missing or
+// changed. It is not a Helm upgrade: Helm's storage is not touched and no
+// revision is made. The ignored paths of a changed object are left alone (as
+// helm-controller, which patches only the diff); a missing object is created
+// whole.
+func correctDrift(ctx context.Context, f *kube.Factory, spec *Spec, rel *helmrelease.Release, drift []kube.Drift) error {
 	objs, m, err := driftInputs(f, rel)
 	if err != nil {
 		return fmt.Errorf("%s: drift correction: %w", helmreleaseRef(spec), err)
-	}
-	drift, err := m.Drift(ctx, objs, driftOptions(spec))
-	if err != nil {
-		return driftError(spec, "drift correction", err)
 	}
 	fix, err := correctionsOf(objs, drift, spec.DriftDetection.Ignore)
 	if err != nil {
@@ -183,7 +181,11 @@ func setHelmOwnership(obj *unstructured.Unstructured, rel *helmrelease.Release) 
 // correctionsOf picks the objects of drift out of objs: missing ones whole,
 // changed ones without the paths their ignore rules name, so that applying
 // them does not take those fields back.
-func correctionsOf(objs []*unstructured.Unstructured, drift []kube.Drift, rules []kube.IgnoreRule) ([]*unstructured.Unstructured, error) {
+func correctionsOf(objs []*unstructured.Unstructured, drift []kube.Drift, rules []jsondiff.IgnoreRule) ([]*unstructured.Unstructured, error) {
+	ignored, err := kube.CompileIgnoreRules(rules)
+	if err != nil {
+		return nil, err
+	}
 	types := make(map[string]string, len(drift))
 	for _, d := range drift {
 		types[d.ID] = d.Type
@@ -194,7 +196,7 @@ func correctionsOf(objs []*unstructured.Unstructured, drift []kube.Drift, rules 
 		case string(jsondiff.DiffTypeCreate):
 			out = append(out, obj)
 		case string(jsondiff.DiffTypeUpdate):
-			stripped, err := withoutIgnoredPaths(obj, rules)
+			stripped, err := withoutPaths(obj, ignored.For(obj))
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", kube.Describe(obj), err)
 			}
@@ -204,17 +206,8 @@ func correctionsOf(objs []*unstructured.Unstructured, drift []kube.Drift, rules 
 	return out, nil
 }
 
-func withoutIgnoredPaths(obj *unstructured.Unstructured, rules []kube.IgnoreRule) (*unstructured.Unstructured, error) {
-	var paths []string
-	for _, r := range rules {
-		sel, err := jsondiff.NewSelectorRegex(r.Selector)
-		if err != nil {
-			return nil, err
-		}
-		if sel.MatchUnstructured(obj) {
-			paths = append(paths, r.Paths...)
-		}
-	}
+// withoutPaths is a copy of obj without the JSON pointers paths.
+func withoutPaths(obj *unstructured.Unstructured, paths []string) (*unstructured.Unstructured, error) {
 	out := obj.DeepCopy()
 	if err := jsondiff.ApplyPatchToUnstructured(out, jsondiff.GenerateRemovePatch(paths...)); err != nil {
 		return nil, err
@@ -281,7 +274,7 @@ func correctionError(spec *Spec, obj *unstructured.Unstructured, err error) erro
 // paths are JSON pointers ("" is the whole object) and the target's names are
 // regular expressions and its selectors label selectors, as helm-controller's
 // jsondiff reads them. The error joins one *FieldError per problem.
-func ValidateIgnoreRules(rules []kube.IgnoreRule) error {
+func ValidateIgnoreRules(rules []jsondiff.IgnoreRule) error {
 	var errs []error
 	for i, r := range rules {
 		base := fmt.Sprintf("drift_detection.ignore[%d]", i)

@@ -111,6 +111,12 @@ func (e *driftEnv) waitObserved(t *testing.T) {
 	t.Fatal("the deployment controller did not observe the Deployment in 30s")
 }
 
+// correct detects the drift and corrects what it reports, as an apply does.
+func (e *driftEnv) correct(t *testing.T) error {
+	t.Helper()
+	return correctDrift(driftCtx(t), e.f, e.spec, e.rel, e.detect(t))
+}
+
 func (e *driftEnv) detect(t *testing.T) []kube.Drift {
 	t.Helper()
 	d, err := detectDrift(driftCtx(t), e.f, e.spec, e.rel)
@@ -241,7 +247,7 @@ func TestDriftIgnoresWhatTheReleaseDoesNotSet(t *testing.T) {
 	expectNoDrift(t, e.detect(t))
 
 	e.scale(t, 3)
-	if err := correctDrift(driftCtx(t), e.f, e.spec, e.rel); err != nil {
+	if err := e.correct(t); err != nil {
 		t.Fatal(err)
 	}
 	d := e.get(t, deploymentsGVR, "podinfo")
@@ -261,7 +267,7 @@ func TestDriftIgnoreRules(t *testing.T) {
 	e := installPodinfo(t, &Spec{})
 	e.scale(t, 5)
 	e.editConfigMap(t)
-	e.spec.DriftDetection.Ignore = []kube.IgnoreRule{
+	e.spec.DriftDetection.Ignore = []jsondiff.IgnoreRule{
 		{Paths: []string{"/spec/replicas"}, Selector: &jsondiff.Selector{Kind: "Deployment"}},
 		{Paths: []string{""}, Selector: &jsondiff.Selector{Kind: "ConfigMap", Name: "pod.*"}},
 	}
@@ -269,7 +275,7 @@ func TestDriftIgnoreRules(t *testing.T) {
 
 	// A rule without a selector applies to every object; one that selects
 	// nothing changes nothing.
-	e.spec.DriftDetection.Ignore = []kube.IgnoreRule{
+	e.spec.DriftDetection.Ignore = []jsondiff.IgnoreRule{
 		{Paths: []string{"/data/greeting"}},
 		{Paths: []string{"/spec/replicas"}, Selector: &jsondiff.Selector{Kind: "StatefulSet"}},
 	}
@@ -293,7 +299,7 @@ func TestDriftDetectionDisabledByMetadata(t *testing.T) {
 		`{"metadata":{"labels":{"helm.toolkit.fluxcd.io/driftDetection":"disabled"}},"data":{"greeting":"edited"}}`)
 	expectNoDrift(t, e.detect(t))
 
-	if err := correctDrift(driftCtx(t), e.f, e.spec, e.rel); err != nil {
+	if err := e.correct(t); err != nil {
 		t.Fatal(err)
 	}
 	if r, _, _ := unstructured.NestedInt64(e.get(t, deploymentsGVR, "podinfo").Object, "spec", "replicas"); r != 5 {
@@ -311,7 +317,7 @@ func TestCorrectDrift(t *testing.T) {
 	e.editConfigMap(t)
 	e.deleteService(t)
 
-	if err := correctDrift(driftCtx(t), e.f, e.spec, e.rel); err != nil {
+	if err := e.correct(t); err != nil {
 		t.Fatalf("correct drift: %v", err)
 	}
 	expectNoDrift(t, e.detect(t))
@@ -346,7 +352,7 @@ func TestCorrectDrift(t *testing.T) {
 func TestCorrectDriftLeavesIgnoredFields(t *testing.T) {
 	t.Parallel()
 	e := installPodinfo(t, &Spec{})
-	e.spec.DriftDetection.Ignore = []kube.IgnoreRule{
+	e.spec.DriftDetection.Ignore = []jsondiff.IgnoreRule{
 		{Paths: []string{"/spec/replicas"}, Selector: &jsondiff.Selector{Kind: "Deployment"}},
 	}
 	// An autoscaler's replicas (ignored) and someone's image (drift), on one
@@ -360,7 +366,7 @@ func TestCorrectDriftLeavesIgnoredFields(t *testing.T) {
 	}
 	expectChange(t, drift[0], "/spec/template/spec/containers/0/image", `"example.com/other:1"`, `"ghcr.io/stefanprodan/podinfo:6.0.0"`)
 
-	if err := correctDrift(driftCtx(t), e.f, e.spec, e.rel); err != nil {
+	if err := e.correct(t); err != nil {
 		t.Fatal(err)
 	}
 	expectNoDrift(t, e.detect(t))
@@ -389,7 +395,7 @@ func TestCorrectDriftErrorNamesTheObject(t *testing.T) {
 	var err error
 	deadline := time.Now().Add(30 * time.Second)
 	for err == nil && time.Now().Before(deadline) { // the quota controller fills status first
-		err = correctDrift(driftCtx(t), e.f, e.spec, e.rel)
+		err = e.correct(t)
 		if err == nil {
 			_ = e.c.Delete(driftCtx(t), &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "podinfo"}})
 			time.Sleep(time.Second)
@@ -463,7 +469,7 @@ spec:
 }
 
 func TestValidateIgnoreRules(t *testing.T) {
-	valid := []kube.IgnoreRule{
+	valid := []jsondiff.IgnoreRule{
 		{Paths: []string{"", "/spec/replicas", "/metadata/annotations/a~1b"}},
 		{Paths: []string{"/data"}, Selector: &jsondiff.Selector{Kind: "Config.*", LabelSelector: "app in (a,b)", AnnotationSelector: "x=y"}},
 	}
@@ -472,18 +478,18 @@ func TestValidateIgnoreRules(t *testing.T) {
 	}
 	tests := []struct {
 		name  string
-		rule  kube.IgnoreRule
+		rule  jsondiff.IgnoreRule
 		field string
 	}{
-		{"pointer without slash", kube.IgnoreRule{Paths: []string{"/ok", "spec/replicas"}}, "drift_detection.ignore[1].paths[1]"},
-		{"no paths", kube.IgnoreRule{}, "drift_detection.ignore[1].paths"},
-		{"label selector", kube.IgnoreRule{Paths: []string{""}, Selector: &jsondiff.Selector{LabelSelector: "a in (b"}}, "drift_detection.ignore[1].target.label_selector"},
-		{"annotation selector", kube.IgnoreRule{Paths: []string{""}, Selector: &jsondiff.Selector{AnnotationSelector: "!!"}}, "drift_detection.ignore[1].target.annotation_selector"},
-		{"kind regexp", kube.IgnoreRule{Paths: []string{""}, Selector: &jsondiff.Selector{Kind: "Deploy(ment"}}, "drift_detection.ignore[1].target.kind"},
+		{"pointer without slash", jsondiff.IgnoreRule{Paths: []string{"/ok", "spec/replicas"}}, "drift_detection.ignore[1].paths[1]"},
+		{"no paths", jsondiff.IgnoreRule{}, "drift_detection.ignore[1].paths"},
+		{"label selector", jsondiff.IgnoreRule{Paths: []string{""}, Selector: &jsondiff.Selector{LabelSelector: "a in (b"}}, "drift_detection.ignore[1].target.label_selector"},
+		{"annotation selector", jsondiff.IgnoreRule{Paths: []string{""}, Selector: &jsondiff.Selector{AnnotationSelector: "!!"}}, "drift_detection.ignore[1].target.annotation_selector"},
+		{"kind regexp", jsondiff.IgnoreRule{Paths: []string{""}, Selector: &jsondiff.Selector{Kind: "Deploy(ment"}}, "drift_detection.ignore[1].target.kind"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := ValidateIgnoreRules([]kube.IgnoreRule{valid[0], tt.rule})
+			err := ValidateIgnoreRules([]jsondiff.IgnoreRule{valid[0], tt.rule})
 			var fe *FieldError
 			if !errors.As(err, &fe) || fe.Field != tt.field {
 				t.Errorf("error %v, want a *FieldError on %s", err, tt.field)

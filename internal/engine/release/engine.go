@@ -51,7 +51,7 @@ func (e *Engine) Plan(ctx context.Context, spec *Spec, prev *Status) (*Plan, err
 	} else if s.kind == stateUnmanaged {
 		p.ChangedOutside = changedOutside(s.rls, latest(st.History), r.values)
 	}
-	if s.kind == stateInSync && driftMode(spec) == DriftEnabled && prev != nil && len(prev.Drift) > 0 {
+	if s.kind == stateInSync && spec.DriftDetection.Mode.Corrects() && prev != nil && len(prev.Drift) > 0 {
 		s = releaseState{kind: stateDrifted, rls: s.rls, drift: prev.Drift,
 			reason: fmt.Sprintf("%d object(s) of the release differ in the cluster", len(prev.Drift))}
 	}
@@ -130,7 +130,7 @@ func (e *Engine) Observe(ctx context.Context, spec *Spec, prev *Status) (*Status
 	st.ReleaseName, st.StorageNamespace = name, sess.storageNS
 	setRelease(st, rls)
 	st.Drift = nil
-	if driftMode(spec) != DriftDisabled && rls.Info.Status == helmrelease.StatusDeployed {
+	if spec.DriftDetection.Mode.Detects() && rls.Info.Status == helmrelease.StatusDeployed {
 		drift, err := detectDrift(ctx, sess.f, spec, rls)
 		if err != nil {
 			return nil, objectError(spec, err)

@@ -90,11 +90,9 @@ func validateSpec(spec *Spec) error {
 				Err: fmt.Errorf("unknown CRD policy %q, want %q, %q or %q", c.policy, CRDsSkip, CRDsCreate, CRDsCreateReplace)})
 		}
 	}
-	switch spec.DriftDetection.Mode {
-	case "", DriftEnabled, DriftWarn, DriftDisabled:
-	default:
+	if !spec.DriftDetection.Mode.valid() {
 		errs = append(errs, &FieldError{Field: "drift_detection.mode",
-			Err: fmt.Errorf("unknown mode %q, want %q, %q or %q", spec.DriftDetection.Mode, DriftEnabled, DriftWarn, DriftDisabled)})
+			Err: fmt.Errorf("unknown mode %q, want one of %q", spec.DriftDetection.Mode, DriftModes)})
 	}
 	switch spec.Uninstall.DeletionPropagation {
 	case "", "background", "foreground", "orphan":

@@ -326,7 +326,7 @@ func (r *request) finish(ctx context.Context) {
 		clearRelease(r.st)
 	case err == nil:
 		setRelease(r.st, rls)
-		if rls.Info.Status != helmrelease.StatusDeployed || driftMode(r.spec) == DriftDisabled {
+		if rls.Info.Status != helmrelease.StatusDeployed || !r.spec.DriftDetection.Mode.Detects() {
 			r.st.Drift = nil
 		} else if !r.driftFresh {
 			// Best effort: a failed detection here must not fail an apply

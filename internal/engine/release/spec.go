@@ -9,7 +9,10 @@
 package release
 
 import (
+	"slices"
 	"time"
+
+	"github.com/fluxcd/pkg/ssa/jsondiff"
 
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
 )
@@ -37,12 +40,40 @@ const (
 	StrategyUninstall = "uninstall"
 )
 
-// Drift detection modes.
+// DriftMode is drift_detection.mode: what refresh and apply do about the
+// release's objects differing in the cluster. The empty mode is the default,
+// DriftEnabled, unlike Flux's (disabled): in Terraform the plan is where
+// changes are reviewed.
+type DriftMode string
+
 const (
-	DriftDisabled = "disabled"
-	DriftWarn     = "warn"
-	DriftEnabled  = "enabled"
+	DriftDisabled DriftMode = "disabled"
+	DriftWarn     DriftMode = "warn"
+	DriftEnabled  DriftMode = "enabled"
 )
+
+// DriftModes are the valid modes, for validators and messages.
+var DriftModes = []DriftMode{DriftEnabled, DriftWarn, DriftDisabled}
+
+// effective is m, or the default when unset.
+func (m DriftMode) effective() DriftMode {
+	if m == "" {
+		return DriftEnabled
+	}
+	return m
+}
+
+// Detects says whether refresh compares the objects with the cluster.
+func (m DriftMode) Detects() bool { return m.effective() != DriftDisabled }
+
+// Corrects says whether the plan shows drift going away and apply corrects it.
+func (m DriftMode) Corrects() bool { return m.effective() == DriftEnabled }
+
+// Warns says whether drift is reported and left alone.
+func (m DriftMode) Warns() bool { return m.effective() == DriftWarn }
+
+// valid says whether m is unset or one of DriftModes.
+func (m DriftMode) valid() bool { return m == "" || slices.Contains(DriftModes, m) }
 
 // Spec is the desired release: what a HelmRelease object's spec says.
 type Spec struct {
@@ -198,8 +229,8 @@ type Uninstall struct {
 // DriftDetection says whether refresh compares the release's objects with the
 // cluster, and what apply does about differences.
 type DriftDetection struct {
-	Mode   string // DriftEnabled (empty), DriftWarn or DriftDisabled
-	Ignore []kube.IgnoreRule
+	Mode   DriftMode
+	Ignore []jsondiff.IgnoreRule
 }
 
 // PostRenderer is one post_renderers entry.

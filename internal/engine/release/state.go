@@ -130,7 +130,7 @@ func (r *request) observeState(ctx context.Context, detect bool) (releaseState, 
 			return releaseState{kind: stateFailed, rls: rls, reason: "release has test in failed phase", target: r.checkRollbackTarget(rls)}, nil
 		}
 	}
-	if detect && driftMode(r.spec) == DriftEnabled {
+	if detect && r.spec.DriftDetection.Mode.Corrects() {
 		drift, err := detectDrift(ctx, r.sess.f, r.spec, rls)
 		if err != nil {
 			return releaseState{}, err
@@ -170,13 +170,6 @@ func (r *request) checkRollbackTarget(cur *helmrelease.Release) rollbackTarget {
 		return targetCorrupt
 	}
 	return targetOK
-}
-
-func driftMode(spec *Spec) string {
-	if spec.DriftDetection.Mode == "" {
-		return DriftEnabled
-	}
-	return spec.DriftDetection.Mode
 }
 
 // remediation is the remediation settings that apply to a failure, with the
@@ -329,7 +322,7 @@ func decide(s releaseState, st *Status, spec *Spec) (Action, string, error) {
 	case stateUntested:
 		return ActionTest, s.reason, nil
 	case stateDrifted:
-		if driftMode(spec) == DriftEnabled {
+		if spec.DriftDetection.Mode.Corrects() {
 			return ActionCorrect, s.reason, nil
 		}
 		return ActionNone, s.reason, nil
