@@ -46,7 +46,9 @@ func (r *helmReleaseResource) Configure(_ context.Context, req resource.Configur
 
 func (r *helmReleaseResource) engine() *release.Engine { return release.New(r.data.kube) }
 
-func (r *helmReleaseResource) offline() bool { return r.data == nil || r.data.unknown }
+// configUnknown says the provider configuration is not known yet (plan of a
+// cluster made in the same apply): nothing can be read.
+func (r *helmReleaseResource) configUnknown() bool { return r.data == nil || r.data.unknown }
 
 // ValidateConfig checks what needs no cluster: values that are no mapping,
 // post-renderer patches that do not parse, ignore rules whose pointers or
@@ -173,7 +175,7 @@ func (r *helmReleaseResource) ModifyPlan(ctx context.Context, req resource.Modif
 		r.planSuspended(ctx, &plan, state, resp)
 		return
 	}
-	if !known || r.offline() || len(resp.RequiresReplace) > 0 {
+	if !known || r.configUnknown() || len(resp.RequiresReplace) > 0 {
 		r.planUnknown(&plan, meta, mode)
 		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 		return
@@ -303,7 +305,7 @@ func (r *helmReleaseResource) planChart(ctx context.Context, spec *release.Spec,
 		return meta, true
 	}
 	plan.ChartDigest = types.StringUnknown()
-	if r.offline() {
+	if r.configUnknown() {
 		return nil, true
 	}
 	cspec, known, diags := r.inlineChartSpec(ctx, c)
@@ -511,7 +513,7 @@ func (r *helmReleaseResource) reconcile(ctx context.Context, m, state *helmRelea
 		// dry-run to find out afterwards.
 		m.Changes = types.ListNull(driftEntryType)
 	}
-	if r.offline() {
+	if r.configUnknown() {
 		diags.AddError("Provider not configured", "helmrelease "+m.ID.ValueString()+": the provider configuration is not known at apply")
 		return false
 	}
@@ -564,7 +566,7 @@ func (r *helmReleaseResource) reconcile(ctx context.Context, m, state *helmRelea
 func (r *helmReleaseResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var state helmReleaseModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() || r.offline() {
+	if resp.Diagnostics.HasError() || r.configUnknown() {
 		return
 	}
 	spec, known, diags := helmReleaseSpec(ctx, &state)
@@ -600,7 +602,7 @@ func (r *helmReleaseResource) Delete(ctx context.Context, req resource.DeleteReq
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if r.offline() {
+	if r.configUnknown() {
 		resp.Diagnostics.AddError("Provider not configured", "helmrelease "+state.ID.ValueString()+": the provider configuration is not known")
 		return
 	}
@@ -636,7 +638,7 @@ func (r *helmReleaseResource) ImportState(ctx context.Context, req resource.Impo
 		resp.Diagnostics.AddError("Invalid import ID", err.Error())
 		return
 	}
-	if r.offline() {
+	if r.configUnknown() {
 		resp.Diagnostics.AddError("Provider not configured", "import needs a known provider configuration")
 		return
 	}

@@ -47,7 +47,7 @@ func (r *request) run(ctx context.Context, act Action, s releaseState) error {
 	switch act {
 	case ActionInstall:
 		return r.install(ctx, s)
-	case ActionUpgrade, ActionRetryFailed:
+	case ActionUpgrade, ActionUpgradeFailed:
 		return r.upgrade(ctx, s)
 	case ActionTest:
 		return r.test()
@@ -108,7 +108,7 @@ func (r *request) install(ctx context.Context, s releaseState) error {
 	}
 	wrote := r.recordWrites(obs)
 	if wrote {
-		st.PostRenderersDigest = r.sync.prDigest
+		st.PostRenderersDigest = r.desired.prDigest
 	}
 	if err != nil {
 		st.Failures++
@@ -153,14 +153,14 @@ func (r *request) upgrade(ctx context.Context, s releaseState) error {
 	}
 	wrote := r.recordWrites(obs)
 	if wrote {
-		st.PostRenderersDigest = r.sync.prDigest
+		st.PostRenderersDigest = r.desired.prDigest
 		if spec.Upgrade.PreserveValues {
 			// Helm stores the configured values merged over the previous
 			// release's: their digest is not the configuration's, and the
 			// release would never be in sync with it (an upgrade on every
 			// apply). The revision records the digest of what was
 			// configured, so that only a change of it upgrades again.
-			latest(st.History).ConfigDigest = r.sync.configDigest
+			latest(st.History).ConfigDigest = r.desired.configDigest
 		}
 	}
 	if err != nil {

@@ -7,11 +7,6 @@ import (
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
 )
 
-// ReasonDependencyNotReady is the reason of a Ready=False condition when an
-// install or upgrade did not start because its dependencies are not met,
-// helm-controller's.
-const ReasonDependencyNotReady = "DependencyNotReady"
-
 // awaitDependencies waits for the spec's dependencies before the first
 // action of an apply that installs or upgrades, within the spec's timeout,
 // as helm-controller checks dependsOn before it releases. Other actions
@@ -30,7 +25,7 @@ func (r *request) awaitDependencies(ctx context.Context, act Action) error {
 // releases reports whether act writes a new release of the configured chart.
 func releases(act Action) bool {
 	switch act {
-	case ActionInstall, ActionUpgrade, ActionRetryFailed:
+	case ActionInstall, ActionUpgrade, ActionUpgradeFailed:
 		return true
 	}
 	return false
@@ -51,7 +46,7 @@ func untouched(prev *Status, err error) *Status {
 	if prev == nil {
 		return nil
 	}
-	st := copyStatus(prev)
+	st := cloneStatus(prev)
 	markDependencyNotReady(st, err)
 	return st
 }

@@ -58,7 +58,7 @@ func TestReconcile_dependencies(t *testing.T) {
 		t.Fatalf("install once the dependency is met = %+v, %v", prev, err)
 	}
 
-	// In sync: no action, so no wait, even for a dependency that is gone.
+	// In desired: no action, so no wait, even for a dependency that is gone.
 	spec.Dependencies = append(spec.Dependencies, kube.Dependency{APIVersion: "v1", Kind: "ConfigMap", Name: "later", Namespace: ns.Name})
 	st, err = e.Reconcile(ctx, spec, prev)
 	if err != nil || st.Version != 1 {

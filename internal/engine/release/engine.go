@@ -30,7 +30,7 @@ func New(f *kube.Factory) *Engine { return &Engine{kube: f} }
 // prev (refresh has just detected it) rather than detected again.
 func (e *Engine) Plan(ctx context.Context, spec *Spec, prev *Status) (*Plan, error) {
 	p := &Plan{ReleaseName: ReleaseName(spec), PostRenderersDigest: postRenderersDigest(spec.PostRenderers)}
-	st := copyStatus(prev)
+	st := cloneStatus(prev)
 	r, err := e.prepare(ctx, spec, st)
 	if errors.Is(err, ErrValuesFromMissing) {
 		// What apply will do depends on values that are not there yet.
@@ -40,7 +40,7 @@ func (e *Engine) Plan(ctx context.Context, spec *Spec, prev *Status) (*Plan, err
 	if err != nil {
 		return nil, objectError(spec, err)
 	}
-	p.ConfigDigest = r.sync.configDigest
+	p.ConfigDigest = r.desired.configDigest
 	r.startAttempt(prev)
 	s, err := r.observeState(ctx, false)
 	if err != nil {
@@ -115,7 +115,7 @@ func (e *Engine) Observe(ctx context.Context, spec *Spec, prev *Status) (*Status
 		}
 		st = statusFromHistory(hist, spec.Test.Filters)
 	} else {
-		st = copyStatus(prev)
+		st = cloneStatus(prev)
 		if cur := latest(st.History); cur != nil && !cur.targets(rls) {
 			// Changed outside stevedore: what became of the releases this
 			// resource made is in storage (only then: a LIST per refresh
@@ -148,7 +148,7 @@ func (e *Engine) Observe(ctx context.Context, spec *Spec, prev *Status) (*Status
 // a *kube.DependencyNotReadyError (or *kube.DependencyError) and the Status is
 // prev with Ready=False (DependencyNotReady), nil at create.
 func (e *Engine) Reconcile(ctx context.Context, spec *Spec, prev *Status) (*Status, error) {
-	st := copyStatus(prev)
+	st := cloneStatus(prev)
 	st.ReleaseName, st.StorageNamespace = ReleaseName(spec), StorageNamespace(spec)
 	r, err := e.prepare(ctx, spec, st)
 	if err != nil {

@@ -3,7 +3,6 @@ package release
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -57,85 +56,6 @@ func StorageNamespace(spec *Spec) string {
 	}
 	return spec.Namespace
 }
-
-// validateSpec checks what needs neither the cluster nor the chart.
-func validateSpec(spec *Spec) error {
-	var errs []error
-	if spec.Name == "" {
-		errs = append(errs, &FieldError{Field: "name", Err: errors.New("must not be empty")})
-	}
-	if spec.Namespace == "" {
-		errs = append(errs, &FieldError{Field: "namespace", Err: errors.New("must not be empty")})
-	}
-	if n := len(spec.ReleaseName); n > maxReleaseNameLen {
-		// An explicit name is the user's choice: shortening it silently would
-		// install under a name they did not write.
-		errs = append(errs, &FieldError{Field: "release_name",
-			Err: fmt.Errorf("%q is %d characters long, Helm allows at most %d", spec.ReleaseName, n, maxReleaseNameLen)})
-	}
-	switch spec.Upgrade.Remediation.Strategy {
-	case "", StrategyRollback, StrategyUninstall:
-	default:
-		errs = append(errs, &FieldError{Field: "upgrade.remediation.strategy",
-			Err: fmt.Errorf("unknown remediation strategy %q, want %q or %q", spec.Upgrade.Remediation.Strategy, StrategyRollback, StrategyUninstall)})
-	}
-	for _, c := range []struct {
-		field  string
-		policy CRDPolicy
-	}{{"install.crds", spec.Install.CRDs}, {"upgrade.crds", spec.Upgrade.CRDs}} {
-		switch c.policy {
-		case "", CRDsSkip, CRDsCreate, CRDsCreateReplace:
-		default:
-			errs = append(errs, &FieldError{Field: c.field,
-				Err: fmt.Errorf("unknown CRD policy %q, want %q, %q or %q", c.policy, CRDsSkip, CRDsCreate, CRDsCreateReplace)})
-		}
-	}
-	if !spec.DriftDetection.Mode.valid() {
-		errs = append(errs, &FieldError{Field: "drift_detection.mode",
-			Err: fmt.Errorf("unknown mode %q, want one of %q", spec.DriftDetection.Mode, DriftModes)})
-	}
-	switch spec.Uninstall.DeletionPropagation {
-	case "", "background", "foreground", "orphan":
-	default:
-		errs = append(errs, &FieldError{Field: "uninstall.deletion_propagation",
-			Err: fmt.Errorf("unknown deletion propagation %q, want background, foreground or orphan", spec.Uninstall.DeletionPropagation)})
-	}
-	for i, ref := range spec.ValuesFrom {
-		if ref.Kind != "ConfigMap" && ref.Kind != "Secret" {
-			errs = append(errs, &FieldError{Field: fmt.Sprintf("values_from[%d].kind", i),
-				Err: fmt.Errorf("unsupported kind %q, want ConfigMap or Secret", ref.Kind)})
-		}
-		if ref.Name == "" {
-			errs = append(errs, &FieldError{Field: fmt.Sprintf("values_from[%d].name", i), Err: errors.New("must not be empty")})
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// objectError names the resource in front of err, as every error of the
-// engine starts: `helmrelease <namespace>/<name>: `.
-func objectError(spec *Spec, err error) error {
-	if err == nil {
-		return nil
-	}
-	var oe *ObjectError
-	if errors.As(err, &oe) || strings.HasPrefix(err.Error(), "helmrelease "+spec.Namespace+"/"+spec.Name+": ") {
-		return err // drift detection names the object itself
-	}
-	return &ObjectError{Namespace: spec.Namespace, Name: spec.Name, Err: err}
-}
-
-// ObjectError is an error about one helmrelease resource. It wraps the cause,
-// so errors.As still finds a *FieldError inside.
-type ObjectError struct {
-	Namespace, Name string
-	Err             error
-}
-
-func (e *ObjectError) Error() string {
-	return "helmrelease " + e.Namespace + "/" + e.Name + ": " + e.Err.Error()
-}
-func (e *ObjectError) Unwrap() error { return e.Err }
 
 // ImportID is what the import ID of a helmrelease names. Its short form names
 // the resource as a Flux user knows the HelmRelease, and the release follows

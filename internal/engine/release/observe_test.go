@@ -157,7 +157,7 @@ func TestObserveState(t *testing.T) {
 			r := &request{
 				spec: spec, st: st, name: fxName,
 				sess: &session{driver: fxStorage(t, c.stored...), storageNS: fxNS, releaseNS: fxNS},
-				sync: syncInputs{chartName: "podinfo", chartVersion: "1.0.0", chartDigest: spec.ChartDigest, configDigest: DigestValues(config)},
+				desired: syncInputs{chartName: "podinfo", chartVersion: "1.0.0", chartDigest: spec.ChartDigest, configDigest: DigestValues(config)},
 			}
 			s, err := r.observeState(context.Background(), false)
 			if err != nil {
@@ -192,7 +192,7 @@ func TestDecide_force(t *testing.T) {
 		{name: "out of retries, out of sync", stored: []*helmrelease.Release{v1}, history: fxHistory(v1), status: exhausted,
 			config: map[string]any{"replicaCount": 2}, first: ActionUpgrade, secondErr: true},
 		{name: "failed and out of retries is upgraded, not remediated", stored: []*helmrelease.Release{v1Superseded, v2Failed},
-			history: fxHistory(v1Superseded, v2Failed), status: exhausted, first: ActionRetryFailed, second: ActionRollback},
+			history: fxHistory(v1Superseded, v2Failed), status: exhausted, first: ActionUpgradeFailed, second: ActionRollback},
 		{name: "a locked release is unlocked first", stored: []*helmrelease.Release{fxRelease(1, helmrelease.StatusPendingInstall, values)},
 			first: ActionUnlock, second: ActionUnlock},
 	}
@@ -211,7 +211,7 @@ func TestDecide_force(t *testing.T) {
 			r := &request{
 				spec: spec, st: st, name: fxName,
 				sess: &session{driver: fxStorage(t, c.stored...), storageNS: fxNS, releaseNS: fxNS},
-				sync: syncInputs{chartName: "podinfo", chartVersion: "1.0.0", chartDigest: spec.ChartDigest, configDigest: DigestValues(config)},
+				desired: syncInputs{chartName: "podinfo", chartVersion: "1.0.0", chartDigest: spec.ChartDigest, configDigest: DigestValues(config)},
 			}
 			s, err := r.observeState(context.Background(), false)
 			if err != nil {

@@ -69,7 +69,7 @@ func (r *request) preview(ctx context.Context, act Action, s releaseState) (*Pre
 		in := newInstall(cfg, r.spec, r.name, r.sess.releaseNS, s)
 		in.DryRun, in.DryRunOption = true, "server"
 		next, err = in.RunWithContext(ctx, r.chart, r.values)
-	case ActionUpgrade, ActionRetryFailed:
+	case ActionUpgrade, ActionUpgradeFailed:
 		current, err = releaseToPatch(cfg, r.name, s.rls)
 		if err != nil {
 			return nil, err

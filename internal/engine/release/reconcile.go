@@ -21,13 +21,13 @@ import (
 // request is one Plan or Reconcile of one spec: the desired release, loaded
 // and composed, and the status it works on.
 type request struct {
-	spec   *Spec
-	sess   *session
-	name   string
-	chart  *chart.Chart
-	values map[string]any
-	sync   syncInputs
-	st     *Status
+	spec    *Spec
+	sess    *session
+	name    string
+	chart   *chart.Chart
+	values  map[string]any
+	desired syncInputs
+	st      *Status
 
 	// lastErr is the cause of the latest failure in this apply.
 	lastErr error
@@ -92,7 +92,7 @@ func (e *Engine) prepare(ctx context.Context, spec *Spec, st *Status) (*request,
 	// Dependencies too are read with the provider's own credentials, as
 	// helm-controller reads a HelmRelease's dependsOn.
 	r := &request{spec: spec, sess: sess, name: ReleaseName(spec), chart: ch, values: values, st: st, deps: deps, client: c}
-	r.sync = syncInputs{
+	r.desired = syncInputs{
 		chartName:    ch.Name(),
 		chartVersion: ch.Metadata.Version,
 		chartDigest:  spec.ChartDigest,
@@ -153,12 +153,12 @@ func checkChartDigest(spec *Spec) error {
 // new one.
 func (r *request) startAttempt(prev *Status) {
 	if prev != nil {
-		r.sync.knownChartDigest = prev.ChartDigest
-		if r.spec.ResetFailures || prev.ChartDigest != r.sync.chartDigest || prev.ConfigDigest != r.sync.configDigest {
+		r.desired.knownChartDigest = prev.ChartDigest
+		if r.spec.ResetFailures || prev.ChartDigest != r.desired.chartDigest || prev.ConfigDigest != r.desired.configDigest {
 			r.st.Failures, r.st.InstallFailures, r.st.UpgradeFailures = 0, 0, 0
 		}
 	}
-	r.st.ChartDigest, r.st.ConfigDigest = r.sync.chartDigest, r.sync.configDigest
+	r.st.ChartDigest, r.st.ConfigDigest = r.desired.chartDigest, r.desired.configDigest
 }
 
 // reconcile runs helm-controller's atomic release loop until the release is
@@ -286,7 +286,7 @@ func (r *request) stuck(act Action, s releaseState, reason string) error {
 	return fmt.Errorf("%s would run a second time in one apply (%s)", act, reason)
 }
 
-// inSync is helm-controller's bookkeeping for a release in sync: the history
+// inSync is helm-controller's bookkeeping for a release in desired: the history
 // shrinks to what a rollback could need, and a remediation that left the
 // release as desired counts as a successful release.
 func (r *request) inSync(rls *helmrelease.Release) {
@@ -368,8 +368,8 @@ func markError(st *Status, err error) {
 	setCondition(st, CondReady, "False", ReasonReconcileError, msg)
 }
 
-// copyStatus is a deep enough copy of prev for the engine to change freely.
-func copyStatus(prev *Status) *Status {
+// cloneStatus is a deep enough copy of prev for the engine to change freely.
+func cloneStatus(prev *Status) *Status {
 	if prev == nil {
 		return &Status{}
 	}

@@ -359,7 +359,7 @@ const (
 	ActionUninstall   Action = "uninstall"
 	ActionTest        Action = "test"
 	ActionCorrect     Action = "correct-drift"
-	ActionRetryFailed Action = "retry" // failed release, retries left: upgrade
+	ActionUpgradeFailed Action = "upgrade-failed" // upgrade a failed release (retries left, or no remediation applies)
 )
 
 // Plan is what apply would do, decided without changing anything.

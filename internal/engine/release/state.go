@@ -117,7 +117,7 @@ func (r *request) observeState(ctx context.Context, detect bool) (releaseState, 
 	default:
 		return releaseState{}, fmt.Errorf("unable to determine state for release with status '%s'", rls.Info.Status)
 	}
-	if reason := outOfSync(rls, cur, r.st, r.sync); reason != "" {
+	if reason := outOfSync(rls, cur, r.st, r.desired); reason != "" {
 		return releaseState{kind: stateOutOfSync, rls: rls, reason: reason}, nil
 	}
 	if r.spec.Test.Enable {
@@ -293,7 +293,7 @@ func forcedAction(s releaseState, st *Status, spec *Spec) (act Action, reason st
 		}
 	case stateFailed:
 		if rem := activeRemediation(spec, st, s.rls); rem != nil && rem.failures > 0 {
-			return ActionRetryFailed, s.reason + "; " + why, true
+			return ActionUpgradeFailed, s.reason + "; " + why, true
 		}
 	}
 	return ActionNone, "", false
@@ -318,7 +318,7 @@ func decide(s releaseState, st *Status, spec *Spec) (Action, string, error) {
 		if rem := remediationFor(actionUpgrade, spec, st); rem.exhausted() {
 			return ActionNone, "", &exhaustedError{actionUpgrade, rem.failures, rem.retries}
 		}
-		return ActionUpgrade, "release out of sync: " + s.reason, nil
+		return ActionUpgrade, "release out of desired: " + s.reason, nil
 	case stateUntested:
 		return ActionTest, s.reason, nil
 	case stateDrifted:
@@ -329,10 +329,10 @@ func decide(s releaseState, st *Status, spec *Spec) (Action, string, error) {
 	case stateFailed:
 		rem := activeRemediation(spec, st, s.rls)
 		if rem == nil {
-			return ActionRetryFailed, s.reason + "; no remediation applies, upgrading", nil
+			return ActionUpgradeFailed, s.reason + "; no remediation applies, upgrading", nil
 		}
 		if rem.failures <= 0 {
-			return ActionRetryFailed, s.reason + "; the configuration changed since the failure, upgrading", nil
+			return ActionUpgradeFailed, s.reason + "; the configuration changed since the failure, upgrading", nil
 		}
 		if rem.exhausted() && !rem.remediateLast {
 			return ActionNone, "", &exhaustedError{rem.action, rem.failures, rem.retries}
@@ -343,7 +343,7 @@ func decide(s releaseState, st *Status, spec *Spec) (Action, string, error) {
 			case targetMissing:
 				return ActionNone, "", errors.New("upgrade failed and there is no previous release to roll back to")
 			case targetCorrupt:
-				return ActionRetryFailed, s.reason + "; the previous release changed in storage, upgrading instead of rolling back", nil
+				return ActionUpgradeFailed, s.reason + "; the previous release changed in storage, upgrading instead of rolling back", nil
 			}
 			return ActionRollback, s.reason + "; rolling back (remediation)", nil
 		case StrategyUninstall:

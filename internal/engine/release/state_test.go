@@ -40,9 +40,9 @@ func TestDecide(t *testing.T) {
 		{name: "drift warned", s: releaseState{kind: stateDrifted}, spec: Spec{DriftDetection: DriftDetection{Mode: DriftWarn}}, want: ActionNone},
 		{name: "in sync", s: releaseState{kind: stateInSync}, want: ActionNone},
 
-		{name: "failed without remediation upgrades", s: failed, want: ActionRetryFailed},
+		{name: "failed without remediation upgrades", s: failed, want: ActionUpgradeFailed},
 		{name: "failed after a change upgrades", s: failed,
-			st: Status{LastAttemptedReleaseAction: actionUpgrade}, want: ActionRetryFailed},
+			st: Status{LastAttemptedReleaseAction: actionUpgrade}, want: ActionUpgradeFailed},
 		{name: "failed install uninstalls", s: failed,
 			st:   Status{LastAttemptedReleaseAction: actionInstall, InstallFailures: 1},
 			spec: Spec{Install: Install{Remediation: InstallRemediation{Retries: 2}}}, want: ActionUninstall},
@@ -68,7 +68,7 @@ func TestDecide(t *testing.T) {
 			wantErr: true},
 		{name: "failed upgrade with a changed rollback target upgrades", s: releaseState{kind: stateFailed, target: targetCorrupt},
 			st:   Status{LastAttemptedReleaseAction: actionUpgrade, UpgradeFailures: 1},
-			spec: Spec{Upgrade: Upgrade{Remediation: UpgradeRemediation{Retries: 1}}}, want: ActionRetryFailed},
+			spec: Spec{Upgrade: Upgrade{Remediation: UpgradeRemediation{Retries: 1}}}, want: ActionUpgradeFailed},
 		{name: "unknown strategy", s: failed,
 			st:      Status{LastAttemptedReleaseAction: actionUpgrade, UpgradeFailures: 1},
 			spec:    Spec{Upgrade: Upgrade{Remediation: UpgradeRemediation{Retries: 1, Strategy: "pray"}}},
@@ -227,7 +227,7 @@ func TestOutOfSync(t *testing.T) {
 		configDigest: DigestValues(map[string]any{"replicaCount": 2}), prDigest: "sha256:p"}
 	st := &Status{PostRenderersDigest: "sha256:p"}
 	if r := outOfSync(rls, &cur, st, in); r != "" {
-		t.Errorf("in sync reported out of sync: %s", r)
+		t.Errorf("in sync reported out of desired: %s", r)
 	}
 	for name, mutate := range map[string]func(*syncInputs, *Snapshot, *Status){
 		"version":        func(i *syncInputs, _ *Snapshot, _ *Status) { i.chartVersion = "1.1.0" },
