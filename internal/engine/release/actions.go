@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"helm.sh/helm/v3/pkg/action"
 	helmrelease "helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage/driver"
 )
@@ -106,28 +105,7 @@ func (r *request) install(ctx context.Context, s releaseState) error {
 	} else {
 		_, err = newInstall(cfg, spec, r.name, r.sess.releaseNS, s).RunWithContext(ctx, r.chart, r.values)
 	}
-	wrote := r.recordWrites(obs)
-	if wrote {
-		st.PostRenderersDigest = r.desired.prDigest
-	}
-	if err != nil {
-		st.Failures++
-		msg := fmt.Sprintf(fmtInstallFailure, r.sess.releaseNS, r.name, r.chart.Name(), r.chart.Metadata.Version, strings.TrimSpace(err.Error()))
-		setCondition(st, CondReleased, "False", ReasonInstallFailed, msg)
-		summarize(st, spec)
-		r.noteFailure(actionInstall, err)
-		if !wrote {
-			// Nothing to remediate: the next apply simply tries again.
-			return actionFailed(actionInstall, err)
-		}
-		st.InstallFailures++
-		return nil
-	}
-	cur := latest(st.History)
-	setCondition(st, CondReleased, "True", ReasonInstallSucceeded, fmt.Sprintf(fmtInstallSuccess, cur.fullName(), cur.chartRef()))
-	r.markAwaitingTests()
-	summarize(st, spec)
-	return nil
+	return r.recordResult(actionInstall, obs, err)
 }
 
 func (r *request) upgrade(ctx context.Context, s releaseState) error {
@@ -151,10 +129,30 @@ func (r *request) upgrade(ctx context.Context, s releaseState) error {
 	} else {
 		_, err = newUpgrade(cfg, spec, r.sess.releaseNS).RunWithContext(ctx, r.name, r.chart, r.values)
 	}
+	return r.recordResult(actionUpgrade, obs, err)
+}
+
+// releaseOutcome is what an install or an upgrade records: helm-controller's
+// success() and failure() of its Install and Upgrade reconcilers.
+var releaseOutcome = map[string]struct {
+	failureFmt, successFmt        string
+	failedReason, succeededReason string
+}{
+	actionInstall: {fmtInstallFailure, fmtInstallSuccess, ReasonInstallFailed, ReasonInstallSucceeded},
+	actionUpgrade: {fmtUpgradeFailure, fmtUpgradeSuccess, ReasonUpgradeFailed, ReasonUpgradeSucceeded},
+}
+
+// recordResult is the bookkeeping of an install or upgrade (action) that
+// wrote what obs saw and ended with err: the history, the post-renderers
+// digest, the Released condition and the failure counters. A failure that
+// wrote no release has nothing to remediate: its error stops the apply, and
+// the next apply simply tries again.
+func (r *request) recordResult(action string, obs *observer, err error) error {
+	st, spec, out := r.st, r.spec, releaseOutcome[action]
 	wrote := r.recordWrites(obs)
 	if wrote {
 		st.PostRenderersDigest = r.desired.prDigest
-		if spec.Upgrade.PreserveValues {
+		if action == actionUpgrade && spec.Upgrade.PreserveValues {
 			// Helm stores the configured values merged over the previous
 			// release's: their digest is not the configuration's, and the
 			// release would never be in sync with it (an upgrade on every
@@ -165,64 +163,21 @@ func (r *request) upgrade(ctx context.Context, s releaseState) error {
 	}
 	if err != nil {
 		st.Failures++
-		msg := fmt.Sprintf(fmtUpgradeFailure, r.sess.releaseNS, r.name, r.chart.Name(), r.chart.Metadata.Version, strings.TrimSpace(err.Error()))
-		setCondition(st, CondReleased, "False", ReasonUpgradeFailed, msg)
+		msg := fmt.Sprintf(out.failureFmt, r.sess.releaseNS, r.name, r.chart.Name(), r.chart.Metadata.Version, strings.TrimSpace(err.Error()))
+		setCondition(st, CondReleased, "False", out.failedReason, msg)
 		summarize(st, spec)
-		r.noteFailure(actionUpgrade, err)
+		r.noteFailure(action, err)
 		if !wrote {
-			return actionFailed(actionUpgrade, err)
+			return actionFailed(action, err)
 		}
-		st.UpgradeFailures++
+		r.countFailure(action)
 		return nil
 	}
 	cur := latest(st.History)
-	setCondition(st, CondReleased, "True", ReasonUpgradeSucceeded, fmt.Sprintf(fmtUpgradeSuccess, cur.fullName(), cur.chartRef()))
+	setCondition(st, CondReleased, "True", out.succeededReason, fmt.Sprintf(out.successFmt, cur.fullName(), cur.chartRef()))
 	r.markAwaitingTests()
 	summarize(st, spec)
 	return nil
-}
-
-// newInstall maps the spec onto Helm's install action, for the release
-// state s it installs over.
-func newInstall(cfg *action.Configuration, spec *Spec, name, namespace string, s releaseState) *action.Install {
-	in := action.NewInstall(cfg)
-	in.ReleaseName = name
-	in.Namespace = namespace
-	in.Timeout = actionTimeout(spec.Install.Timeout, spec.Timeout)
-	in.Wait = !spec.Install.DisableWait
-	in.WaitForJobs = !spec.Install.DisableWaitForJobs
-	in.DisableHooks = spec.Install.DisableHooks
-	in.DisableOpenAPIValidation = spec.Install.DisableOpenAPIValidation
-	// An uninstalled release kept in history (keep_history) holds the
-	// name: replacing it is what Helm's --replace is for, and a second
-	// apply must not fail with "cannot re-use a name".
-	in.Replace = spec.Install.Replace || (s.rls != nil && s.rls.Info.Status == helmrelease.StatusUninstalled)
-	in.Devel = true
-	in.SkipCRDs = true // applied before, with our policy
-	// The release namespace: target_namespace, else namespace, as Flux's.
-	in.CreateNamespace = spec.Install.CreateNamespace
-	in.PostRenderer = newPostRenderer(spec)
-	return in
-}
-
-// newUpgrade maps the spec onto Helm's upgrade action.
-func newUpgrade(cfg *action.Configuration, spec *Spec, namespace string) *action.Upgrade {
-	up := action.NewUpgrade(cfg)
-	up.Namespace = namespace
-	up.ResetValues = !spec.Upgrade.PreserveValues
-	up.ReuseValues = spec.Upgrade.PreserveValues
-	up.MaxHistory = spec.MaxHistory
-	up.Timeout = actionTimeout(spec.Upgrade.Timeout, spec.Timeout)
-	up.Wait = !spec.Upgrade.DisableWait
-	up.WaitForJobs = !spec.Upgrade.DisableWaitForJobs
-	up.DisableHooks = spec.Upgrade.DisableHooks
-	up.DisableOpenAPIValidation = spec.Upgrade.DisableOpenAPIValidation
-	up.Force = spec.Upgrade.Force
-	up.CleanupOnFail = spec.Upgrade.CleanupOnFail
-	up.Devel = true
-	up.SkipCRDs = true // applied before, with our policy
-	up.PostRenderer = newPostRenderer(spec)
-	return up
 }
 
 // markAwaitingTests sets TestSuccess after a release action: Unknown until the
@@ -247,19 +202,7 @@ func (r *request) test() error {
 		return errors.New("no release to test")
 	}
 	obs := &observer{}
-	t := action.NewReleaseTesting(r.sess.config(obs))
-	t.Namespace = r.sess.releaseNS
-	t.Timeout = actionTimeout(spec.Test.Timeout, spec.Timeout)
-	filters := map[string][]string{}
-	for _, f := range spec.Test.Filters {
-		key := action.IncludeNameFilter
-		if f.Exclude {
-			key = action.ExcludeNameFilter
-		}
-		filters[key] = append(filters[key], f.Name)
-	}
-	t.Filters = filters
-	rls, err := t.Run(r.name)
+	rls, err := newTest(r.sess.config(obs), spec, r.sess.releaseNS).Run(r.name)
 	if rls != nil && !cur.targets(rls) && err == nil {
 		// Helm tests the latest release; results for another are not ours.
 		err = fmt.Errorf("tested release %s/%s.v%d is not the current release %s", rls.Namespace, rls.Name, rls.Version, cur.fullName())
@@ -316,17 +259,7 @@ func (r *request) rollback() error {
 	curDigest := cur.Digest
 
 	obs := &observer{}
-	rb := action.NewRollback(r.sess.config(obs))
-	rb.Version = target.Version
-	rb.Timeout = actionTimeout(spec.Rollback.Timeout, spec.Timeout)
-	rb.Wait = !spec.Rollback.DisableWait
-	rb.WaitForJobs = !spec.Rollback.DisableWaitForJobs
-	rb.DisableHooks = spec.Rollback.DisableHooks
-	rb.Force = spec.Rollback.Force
-	rb.Recreate = spec.Rollback.Recreate
-	rb.CleanupOnFail = spec.Rollback.CleanupOnFail
-	rb.MaxHistory = spec.MaxHistory
-	err := rb.Run(r.name)
+	err := newRollback(r.sess.config(obs), spec, target.Version).Run(r.name)
 
 	for _, w := range obs.releases() {
 		known := false
@@ -357,18 +290,6 @@ func (r *request) rollback() error {
 	return nil
 }
 
-// uninstallOptions configures Helm's uninstall from the spec.
-func uninstallOptions(un *action.Uninstall, spec *Spec) {
-	un.DisableHooks = spec.Uninstall.DisableHooks
-	un.KeepHistory = spec.Uninstall.KeepHistory
-	un.Wait = !spec.Uninstall.DisableWait
-	un.DeletionPropagation = spec.Uninstall.DeletionPropagation
-	if un.DeletionPropagation == "" {
-		un.DeletionPropagation = "background"
-	}
-	un.Timeout = actionTimeout(spec.Uninstall.Timeout, spec.Timeout)
-}
-
 func (r *request) uninstallRemediation() error {
 	st, spec := r.st, r.spec
 	cur := latest(st.History)
@@ -377,9 +298,7 @@ func (r *request) uninstallRemediation() error {
 	}
 	before := *cur
 	obs := &observer{}
-	un := action.NewUninstall(r.sess.config(obs))
-	uninstallOptions(un, spec)
-	_, err := un.Run(r.name)
+	_, err := newUninstall(r.sess.config(obs), spec).Run(r.name)
 
 	changed := false
 	for _, w := range obs.releases() {

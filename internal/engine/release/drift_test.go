@@ -384,6 +384,8 @@ func TestCorrectDriftErrorNamesTheObject(t *testing.T) {
 	t.Parallel()
 	e := installPodinfo(t, &Spec{})
 	e.deleteService(t)
+	// Detected before the quota exists: the Service is to be created.
+	drift := e.detect(t)
 	// A quota that admits no Service: the Service cannot be made again.
 	quota := &corev1.ResourceQuota{
 		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "no-services"},
@@ -395,7 +397,7 @@ func TestCorrectDriftErrorNamesTheObject(t *testing.T) {
 	var err error
 	deadline := time.Now().Add(30 * time.Second)
 	for err == nil && time.Now().Before(deadline) { // the quota controller fills status first
-		err = e.correct(t)
+		err = correctDrift(driftCtx(t), e.f, e.spec, e.rel, drift)
 		if err == nil {
 			_ = e.c.Delete(driftCtx(t), &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "podinfo"}})
 			time.Sleep(time.Second)

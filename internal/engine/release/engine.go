@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"helm.sh/helm/v3/pkg/action"
 	helmrelease "helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage/driver"
 
@@ -215,8 +214,7 @@ func (e *Engine) Uninstall(ctx context.Context, spec *Spec) error {
 	if rls.Info != nil && rls.Info.Status == helmrelease.StatusUninstalled && spec.Uninstall.KeepHistory {
 		return nil // uninstalled before, history kept as asked
 	}
-	un := action.NewUninstall(cfg)
-	uninstallOptions(un, spec)
+	un := newUninstall(cfg, spec)
 	un.IgnoreNotFound = true
 	if _, err := un.Run(name); err != nil {
 		if errors.Is(err, driver.ErrReleaseNotFound) || strings.Contains(err.Error(), "is already deleted") {

@@ -156,7 +156,7 @@ func TestObserveState(t *testing.T) {
 			}
 			r := &request{
 				spec: spec, st: st, name: fxName,
-				sess: &session{driver: fxStorage(t, c.stored...), storageNS: fxNS, releaseNS: fxNS},
+				sess:    &session{driver: fxStorage(t, c.stored...), storageNS: fxNS, releaseNS: fxNS},
 				desired: syncInputs{chartName: "podinfo", chartVersion: "1.0.0", chartDigest: spec.ChartDigest, configDigest: DigestValues(config)},
 			}
 			s, err := r.observeState(context.Background(), false)
@@ -210,7 +210,7 @@ func TestDecide_force(t *testing.T) {
 			}
 			r := &request{
 				spec: spec, st: st, name: fxName,
-				sess: &session{driver: fxStorage(t, c.stored...), storageNS: fxNS, releaseNS: fxNS},
+				sess:    &session{driver: fxStorage(t, c.stored...), storageNS: fxNS, releaseNS: fxNS},
 				desired: syncInputs{chartName: "podinfo", chartVersion: "1.0.0", chartDigest: spec.ChartDigest, configDigest: DigestValues(config)},
 			}
 			s, err := r.observeState(context.Background(), false)

@@ -351,14 +351,14 @@ type Condition = kube.Condition
 type Action string
 
 const (
-	ActionNone        Action = ""
-	ActionInstall     Action = "install"
-	ActionUpgrade     Action = "upgrade"
-	ActionUnlock      Action = "unlock"
-	ActionRollback    Action = "rollback"
-	ActionUninstall   Action = "uninstall"
-	ActionTest        Action = "test"
-	ActionCorrect     Action = "correct-drift"
+	ActionNone          Action = ""
+	ActionInstall       Action = "install"
+	ActionUpgrade       Action = "upgrade"
+	ActionUnlock        Action = "unlock"
+	ActionRollback      Action = "rollback"
+	ActionUninstall     Action = "uninstall"
+	ActionTest          Action = "test"
+	ActionCorrect       Action = "correct-drift"
 	ActionUpgradeFailed Action = "upgrade-failed" // upgrade a failed release (retries left, or no remediation applies)
 )
 

@@ -1,0 +1,101 @@
+package release
+
+import (
+	"helm.sh/helm/v3/pkg/action"
+	helmrelease "helm.sh/helm/v3/pkg/release"
+)
+
+// The Helm actions as the spec configures them: each function maps the spec
+// onto one of Helm's action structs and does nothing else, as
+// helm-controller's internal/action. Running them and keeping the books is
+// actions.go's.
+
+// newInstall maps the spec onto Helm's install action, for the release
+// state s it installs over.
+func newInstall(cfg *action.Configuration, spec *Spec, name, namespace string, s releaseState) *action.Install {
+	in := action.NewInstall(cfg)
+	in.ReleaseName = name
+	in.Namespace = namespace
+	in.Timeout = actionTimeout(spec.Install.Timeout, spec.Timeout)
+	in.Wait = !spec.Install.DisableWait
+	in.WaitForJobs = !spec.Install.DisableWaitForJobs
+	in.DisableHooks = spec.Install.DisableHooks
+	in.DisableOpenAPIValidation = spec.Install.DisableOpenAPIValidation
+	// An uninstalled release kept in history (keep_history) holds the
+	// name: replacing it is what Helm's --replace is for, and a second
+	// apply must not fail with "cannot re-use a name".
+	in.Replace = spec.Install.Replace || (s.rls != nil && s.rls.Info.Status == helmrelease.StatusUninstalled)
+	in.Devel = true
+	in.SkipCRDs = true // applied before, with our policy
+	// The release namespace: target_namespace, else namespace, as Flux's.
+	in.CreateNamespace = spec.Install.CreateNamespace
+	in.PostRenderer = newPostRenderer(spec)
+	return in
+}
+
+// newUpgrade maps the spec onto Helm's upgrade action.
+func newUpgrade(cfg *action.Configuration, spec *Spec, namespace string) *action.Upgrade {
+	up := action.NewUpgrade(cfg)
+	up.Namespace = namespace
+	up.ResetValues = !spec.Upgrade.PreserveValues
+	up.ReuseValues = spec.Upgrade.PreserveValues
+	up.MaxHistory = spec.MaxHistory
+	up.Timeout = actionTimeout(spec.Upgrade.Timeout, spec.Timeout)
+	up.Wait = !spec.Upgrade.DisableWait
+	up.WaitForJobs = !spec.Upgrade.DisableWaitForJobs
+	up.DisableHooks = spec.Upgrade.DisableHooks
+	up.DisableOpenAPIValidation = spec.Upgrade.DisableOpenAPIValidation
+	up.Force = spec.Upgrade.Force
+	up.CleanupOnFail = spec.Upgrade.CleanupOnFail
+	up.Devel = true
+	up.SkipCRDs = true // applied before, with our policy
+	up.PostRenderer = newPostRenderer(spec)
+	return up
+}
+
+// newTest maps the spec onto Helm's test action: its timeout and the test
+// filters, by hook name.
+func newTest(cfg *action.Configuration, spec *Spec, namespace string) *action.ReleaseTesting {
+	t := action.NewReleaseTesting(cfg)
+	t.Namespace = namespace
+	t.Timeout = actionTimeout(spec.Test.Timeout, spec.Timeout)
+	t.Filters = map[string][]string{}
+	for _, f := range spec.Test.Filters {
+		key := action.IncludeNameFilter
+		if f.Exclude {
+			key = action.ExcludeNameFilter
+		}
+		t.Filters[key] = append(t.Filters[key], f.Name)
+	}
+	return t
+}
+
+// newRollback maps the spec onto Helm's rollback action, to revision version.
+func newRollback(cfg *action.Configuration, spec *Spec, version int) *action.Rollback {
+	rb := action.NewRollback(cfg)
+	rb.Version = version
+	rb.Timeout = actionTimeout(spec.Rollback.Timeout, spec.Timeout)
+	rb.Wait = !spec.Rollback.DisableWait
+	rb.WaitForJobs = !spec.Rollback.DisableWaitForJobs
+	rb.DisableHooks = spec.Rollback.DisableHooks
+	rb.Force = spec.Rollback.Force
+	rb.Recreate = spec.Rollback.Recreate
+	rb.CleanupOnFail = spec.Rollback.CleanupOnFail
+	rb.MaxHistory = spec.MaxHistory
+	return rb
+}
+
+// newUninstall maps the spec onto Helm's uninstall action, for destroy and
+// for remediation alike.
+func newUninstall(cfg *action.Configuration, spec *Spec) *action.Uninstall {
+	un := action.NewUninstall(cfg)
+	un.DisableHooks = spec.Uninstall.DisableHooks
+	un.KeepHistory = spec.Uninstall.KeepHistory
+	un.Wait = !spec.Uninstall.DisableWait
+	un.DeletionPropagation = spec.Uninstall.DeletionPropagation
+	if un.DeletionPropagation == "" {
+		un.DeletionPropagation = "background"
+	}
+	un.Timeout = actionTimeout(spec.Uninstall.Timeout, spec.Timeout)
+	return un
+}

@@ -1,0 +1,103 @@
+package release
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"helm.sh/helm/v3/pkg/action"
+	helmrelease "helm.sh/helm/v3/pkg/release"
+)
+
+// The mapping of the spec onto Helm's actions, field by field, with the
+// defaults a spec leaves to us and every option set.
+
+func TestNewInstall(t *testing.T) {
+	cfg := &action.Configuration{}
+	in := newInstall(cfg, &Spec{Name: "podinfo", Namespace: "apps"}, "podinfo", "apps", releaseState{})
+	want := map[string]any{
+		"ReleaseName": "podinfo", "Namespace": "apps", "Timeout": DefaultTimeout, "Wait": true, "WaitForJobs": true,
+		"DisableHooks": false, "DisableOpenAPIValidation": false, "Replace": false, "CreateNamespace": false,
+		"Devel": true, "SkipCRDs": true,
+	}
+	checkFields(t, in, want)
+
+	spec := &Spec{Timeout: time.Minute, Install: Install{Timeout: 2 * time.Minute, CreateNamespace: true, DisableHooks: true,
+		DisableOpenAPIValidation: true, DisableWait: true, DisableWaitForJobs: true, Replace: true}}
+	checkFields(t, newInstall(cfg, spec, "r", "ns", releaseState{}), map[string]any{
+		"Timeout": 2 * time.Minute, "Wait": false, "WaitForJobs": false, "DisableHooks": true,
+		"DisableOpenAPIValidation": true, "Replace": true, "CreateNamespace": true,
+	})
+	spec.Install.Timeout = 0
+	checkFields(t, newInstall(cfg, spec, "r", "ns", releaseState{}), map[string]any{"Timeout": time.Minute})
+
+	// An uninstalled release kept in history holds the name: replaced.
+	kept := releaseState{kind: stateAbsent, rls: &helmrelease.Release{Info: &helmrelease.Info{Status: helmrelease.StatusUninstalled}}}
+	checkFields(t, newInstall(cfg, &Spec{}, "r", "ns", kept), map[string]any{"Replace": true})
+}
+
+func TestNewUpgrade(t *testing.T) {
+	cfg := &action.Configuration{}
+	checkFields(t, newUpgrade(cfg, &Spec{MaxHistory: 5}, "apps"), map[string]any{
+		"Namespace": "apps", "Timeout": DefaultTimeout, "Wait": true, "WaitForJobs": true, "ResetValues": true, "ReuseValues": false,
+		"MaxHistory": 5, "Force": false, "CleanupOnFail": false, "Devel": true, "SkipCRDs": true,
+	})
+	spec := &Spec{Upgrade: Upgrade{Timeout: time.Second, CleanupOnFail: true, DisableHooks: true, DisableOpenAPIValidation: true,
+		DisableWait: true, DisableWaitForJobs: true, Force: true, PreserveValues: true}}
+	checkFields(t, newUpgrade(cfg, spec, "apps"), map[string]any{
+		"Timeout": time.Second, "Wait": false, "WaitForJobs": false, "ResetValues": false, "ReuseValues": true,
+		"Force": true, "CleanupOnFail": true, "DisableHooks": true, "DisableOpenAPIValidation": true,
+	})
+}
+
+func TestNewRollback(t *testing.T) {
+	cfg := &action.Configuration{}
+	checkFields(t, newRollback(cfg, &Spec{Timeout: time.Minute, MaxHistory: 3}, 4), map[string]any{
+		"Version": 4, "Timeout": time.Minute, "Wait": true, "WaitForJobs": true, "MaxHistory": 3,
+		"Force": false, "Recreate": false, "CleanupOnFail": false, "DisableHooks": false,
+	})
+	spec := &Spec{Rollback: Rollback{Timeout: time.Second, CleanupOnFail: true, DisableHooks: true, DisableWait: true,
+		DisableWaitForJobs: true, Force: true, Recreate: true}}
+	checkFields(t, newRollback(cfg, spec, 1), map[string]any{
+		"Timeout": time.Second, "Wait": false, "WaitForJobs": false, "Force": true, "Recreate": true,
+		"CleanupOnFail": true, "DisableHooks": true,
+	})
+}
+
+func TestNewTest(t *testing.T) {
+	cfg := &action.Configuration{}
+	checkFields(t, newTest(cfg, &Spec{}, "apps"), map[string]any{
+		"Namespace": "apps", "Timeout": DefaultTimeout, "Filters": map[string][]string{},
+	})
+	spec := &Spec{Timeout: time.Minute, Test: Test{Filters: []TestFilter{{Name: "a"}, {Name: "b", Exclude: true}, {Name: "c"}}}}
+	checkFields(t, newTest(cfg, spec, "apps"), map[string]any{
+		"Timeout": time.Minute,
+		"Filters": map[string][]string{action.IncludeNameFilter: {"a", "c"}, action.ExcludeNameFilter: {"b"}},
+	})
+}
+
+func TestNewUninstall(t *testing.T) {
+	cfg := &action.Configuration{}
+	checkFields(t, newUninstall(cfg, &Spec{}), map[string]any{
+		"Timeout": DefaultTimeout, "Wait": true, "DeletionPropagation": "background", "KeepHistory": false, "DisableHooks": false,
+	})
+	spec := &Spec{Uninstall: Uninstall{Timeout: time.Second, DeletionPropagation: "orphan", DisableHooks: true, DisableWait: true, KeepHistory: true}}
+	checkFields(t, newUninstall(cfg, spec), map[string]any{
+		"Timeout": time.Second, "Wait": false, "DeletionPropagation": "orphan", "KeepHistory": true, "DisableHooks": true,
+	})
+}
+
+// checkFields compares the named fields of the Helm action act with want.
+func checkFields(t *testing.T, act any, want map[string]any) {
+	t.Helper()
+	v := reflect.ValueOf(act).Elem()
+	for name, w := range want {
+		f := v.FieldByName(name)
+		if !f.IsValid() {
+			t.Fatalf("%T has no field %s", act, name)
+		}
+		if got := f.Interface(); !reflect.DeepEqual(got, w) {
+			t.Errorf("%T.%s = %#v, want %#v", act, name, got, w)
+		}
+	}
+}
