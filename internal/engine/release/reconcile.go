@@ -170,79 +170,97 @@ func (r *request) startAttempt(prev *Status) {
 // apply retries as often as the controller would over several reconciles.
 func (r *request) reconcile(ctx context.Context) error {
 	start := time.Now()
-	rounds := 0
-	for {
-		rounds++
+	for rounds := 1; ; rounds++ {
 		if rounds > maxRounds {
 			return r.withCause(fmt.Errorf("remediation did not settle after %d rounds", maxRounds))
 		}
-		ran := map[actionKind]bool{}
-		driftRechecked := false
-		for {
-			if err := ctx.Err(); err != nil {
-				return r.withCause(fmt.Errorf("apply interrupted: %w", err))
-			}
-			s, err := r.observeState(ctx, true)
-			if err != nil {
-				return err
-			}
-			act, reason, err := r.decide(s)
-			if err != nil {
-				return r.withCause(err)
-			}
-			if act == ActionNone {
-				if s.kind == stateInSync {
-					r.inSync(s.rls)
-				}
-				return nil
-			}
-			k := kindOf(act)
-			if ran[k] && k == kindDrift && !driftRechecked {
-				// A controller writing between detection's read and its
-				// dry-run shows as drift: look once more before giving up.
-				driftRechecked = true
-				select {
-				case <-ctx.Done():
-				case <-time.After(2 * time.Second):
-				}
-				continue
-			}
-			if ran[k] {
-				return r.stuck(act, s, reason)
-			}
-			if s.kind == stateFailed {
-				// Keep the history to the failure and what a rollback needs.
-				if rem := activeRemediation(r.spec, r.st, s.rls); rem != nil {
-					r.st.History = truncateHistory(r.st.History, rem.ignoreTests, r.spec.MaxHistory)
-				}
-			}
-			if err := r.awaitDependencies(ctx, act); err != nil {
-				return err
-			}
-			r.acted = true
-			if err := r.run(ctx, act, s); err != nil {
-				return err
-			}
-			ran[k] = true
-			if k != kindRemediate {
-				continue
-			}
-			if c := getCondition(r.st, CondRemediated); c != nil && c.Status == "False" && r.lastErr != nil {
-				// A remediation that fails would fail again at once: stop,
-				// with the release as it is, rather than loop.
-				return r.lastErr
-			}
-			rem := activeRemediation(r.spec, r.st, s.rls)
-			if rem != nil && rem.exhausted() {
-				return r.withCause(&exhaustedError{rem.action, rem.failures, rem.retries})
-			}
-			if rem != nil && rem.retries < 0 && !r.mayRetry(ctx, start) {
-				return r.withCause(fmt.Errorf("%s failed %d time(s); retries are unlimited, the next apply tries again",
-					rem.action, rem.failures))
-			}
-			break
+		remediated, err := r.round(ctx)
+		if err != nil || remediated == nil {
+			return err
+		}
+		if err := r.afterRemediation(ctx, start, remediated); err != nil {
+			return err
 		}
 	}
+}
+
+// round observes, decides and runs actions, each kind of action at most once,
+// until one of its stop rules: the release needs nothing more (in sync, or
+// nothing to do: both results nil); an action kind would run twice (stuck);
+// an action failed without writing a release; or a remediation ran
+// (remediated is the release it remediated: the next round starts, if
+// afterRemediation allows).
+func (r *request) round(ctx context.Context) (remediated *helmrelease.Release, err error) {
+	ran := map[actionKind]bool{}
+	driftRechecked := false
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, r.withCause(fmt.Errorf("apply interrupted: %w", err))
+		}
+		s, err := r.observeState(ctx, true)
+		if err != nil {
+			return nil, err
+		}
+		act, reason, err := r.decide(s)
+		if err != nil {
+			return nil, r.withCause(err)
+		}
+		if act == ActionNone {
+			if s.kind == stateInSync {
+				r.inSync(s.rls)
+			}
+			return nil, nil
+		}
+		k := kindOf(act)
+		if ran[k] && k == kindDrift && !driftRechecked {
+			// A controller writing between detection's read and its
+			// dry-run shows as drift: look once more before giving up.
+			driftRechecked = true
+			select {
+			case <-ctx.Done():
+			case <-time.After(2 * time.Second):
+			}
+			continue
+		}
+		if ran[k] {
+			return nil, r.stuck(act, s, reason)
+		}
+		if s.kind == stateFailed {
+			// Keep the history to the failure and what a rollback needs.
+			if rem := activeRemediation(r.spec, r.st, s.rls); rem != nil {
+				r.st.History = truncateHistory(r.st.History, rem.ignoreTests, r.spec.MaxHistory)
+			}
+		}
+		if err := r.awaitDependencies(ctx, act); err != nil {
+			return nil, err
+		}
+		r.acted = true
+		if err := r.run(ctx, act, s); err != nil {
+			return nil, err
+		}
+		ran[k] = true
+		if k == kindRemediate {
+			return s.rls, nil
+		}
+	}
+}
+
+// afterRemediation is the stop rules between rounds: a remediation that
+// failed would fail again at once; retries that are exhausted; unlimited
+// retries that have had their time in this apply. nil starts the next round.
+func (r *request) afterRemediation(ctx context.Context, start time.Time, remediated *helmrelease.Release) error {
+	if c := getCondition(r.st, CondRemediated); c != nil && c.Status == "False" && r.lastErr != nil {
+		return r.lastErr
+	}
+	rem := activeRemediation(r.spec, r.st, remediated)
+	if rem != nil && rem.exhausted() {
+		return r.withCause(&exhaustedError{rem.action, rem.failures, rem.retries})
+	}
+	if rem != nil && rem.retries < 0 && !r.mayRetry(ctx, start) {
+		return r.withCause(fmt.Errorf("%s failed %d time(s); retries are unlimited, the next apply tries again",
+			rem.action, rem.failures))
+	}
+	return nil
 }
 
 // maxRounds bounds the rounds of one apply whatever the retries say: a
