@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	helmrelease "helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage"
@@ -23,7 +24,7 @@ import (
 // second apply: the life of a release that works.
 func TestReconcile_installUpgradeNoop(t *testing.T) {
 	t.Parallel()
-	ctx := testCtx(t)
+	ctx := testenv.Context(t)
 	e, c := newEngine(t)
 	ns := makeNamespace(t, c)
 	path, digest := podinfo(t, "1.0.0")
@@ -146,7 +147,7 @@ func unstructuredInt(obj map[string]any, fields ...string) (int64, bool, error) 
 // fixed configuration converges.
 func TestReconcile_installRetriesThenConverges(t *testing.T) {
 	t.Parallel()
-	ctx := testCtx(t)
+	ctx := testenv.Context(t)
 	e, c := newEngine(t)
 	ns := makeNamespace(t, c)
 	path, digest := breakable(t, "0.1.0")
@@ -208,7 +209,7 @@ func TestReconcile_installRetriesThenConverges(t *testing.T) {
 // release before it.
 func TestReconcile_failingTestRollsBack(t *testing.T) {
 	t.Parallel()
-	ctx := testCtx(t)
+	ctx := testenv.Context(t)
 	e, c := newEngine(t)
 	ns := makeNamespace(t, c)
 	path, digest := podinfo(t, "1.0.0")
@@ -266,7 +267,7 @@ func TestReconcile_failingTestRollsBack(t *testing.T) {
 // back or left for the user to look at.
 func TestReconcile_remediateLastFailure(t *testing.T) {
 	t.Parallel()
-	ctx := testCtx(t)
+	ctx := testenv.Context(t)
 	e, c := newEngine(t)
 	ns := makeNamespace(t, c)
 	path, digest := breakable(t, "0.1.0")
@@ -337,7 +338,7 @@ func pendingInstall(t *testing.T, e *Engine, ns, name, chartPath, origin string)
 // killed before it saved state is unlocked (marked failed) and upgraded.
 func TestReconcile_unlocksPendingInstall(t *testing.T) {
 	t.Parallel()
-	ctx := testCtx(t)
+	ctx := testenv.Context(t)
 	e, c := newEngine(t)
 	ns := makeNamespace(t, c)
 	path, digest := podinfo(t, "1.0.0")
@@ -369,7 +370,7 @@ func TestReconcile_unlocksPendingInstall(t *testing.T) {
 // Skip; CreateReplace replaces; objects other than CRDs in crds/ are dropped.
 func TestReconcile_crdPolicies(t *testing.T) {
 	t.Parallel()
-	ctx := testCtx(t)
+	ctx := testenv.Context(t)
 	e, c := newEngine(t)
 	ns := makeNamespace(t, c)
 	crd := func(group, shortName string) string {
@@ -472,7 +473,7 @@ metadata:
 // are errors on the entry.
 func TestReconcile_valuesFrom(t *testing.T) {
 	t.Parallel()
-	ctx := testCtx(t)
+	ctx := testenv.Context(t)
 	e, c := newEngine(t)
 	ns := makeNamespace(t, c)
 	cm := &corev1.ConfigMap{}
@@ -550,7 +551,7 @@ func TestReconcile_valuesFrom(t *testing.T) {
 // A service account without rights: the error says who was denied what.
 func TestReconcile_impersonationDenied(t *testing.T) {
 	t.Parallel()
-	ctx := testCtx(t)
+	ctx := testenv.Context(t)
 	e, c := newEngine(t)
 	ns := makeNamespace(t, c)
 	sa := &corev1.ServiceAccount{}
@@ -581,7 +582,7 @@ func TestReconcile_impersonationDenied(t *testing.T) {
 // them plans nothing.
 func TestImport(t *testing.T) {
 	t.Parallel()
-	ctx := testCtx(t)
+	ctx := testenv.Context(t)
 	e, c := newEngine(t)
 	ns := makeNamespace(t, c)
 	path, digest := podinfo(t, "1.0.0")
@@ -619,7 +620,7 @@ func TestImport(t *testing.T) {
 // written and nothing counts against retries.
 func TestReconcile_renderError(t *testing.T) {
 	t.Parallel()
-	ctx := testCtx(t)
+	ctx := testenv.Context(t)
 	e, c := newEngine(t)
 	ns := makeNamespace(t, c)
 	path, digest := writeChart(t, "0.1.0", map[string]string{
@@ -638,11 +639,11 @@ func TestReconcile_renderError(t *testing.T) {
 	wantCondition(t, st, CondReady, "False", ReasonInstallFailed)
 }
 
-// A rollback Helm cannot do (the failed revision renamed an object) fails
-// once and stops the apply; it does not loop.
+// A rollback that fails (its pre-rollback hook fails) fails once and stops
+// the apply; it does not loop.
 func TestReconcile_failedRollbackStops(t *testing.T) {
 	t.Parallel()
-	ctx := testCtx(t)
+	ctx := testenv.Context(t)
 	e, c := newEngine(t)
 	ns := makeNamespace(t, c)
 	path, digest := writeChart(t, "0.1.0", map[string]string{
@@ -650,6 +651,23 @@ func TestReconcile_failedRollbackStops(t *testing.T) {
 		"values.yaml": "broken: false\n",
 		"templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n" +
 			"  name: {{ if .Values.broken }}INVALID_name{{ else }}{{ .Release.Name }}{{ end }}\ndata: {}\n",
+		// The rollback to revision 1 runs its pre-rollback hook, a Pod that
+		// the test cluster fails.
+		"templates/pre-rollback.yaml": `apiVersion: v1
+kind: Pod
+metadata:
+  name: {{ .Release.Name }}-pre-rollback
+  labels:
+    stevedore.dev/test-fail: "true"
+  annotations:
+    helm.sh/hook: pre-rollback
+spec:
+  restartPolicy: Never
+  containers:
+    - name: fail
+      image: busybox:1
+      command: ["false"]
+`,
 	})
 	spec := &Spec{Name: "ren", Namespace: ns, Timeout: 30 * time.Second, MaxHistory: 10, ChartPath: path, ChartDigest: digest}
 	st, err := e.Reconcile(ctx, spec, nil)
@@ -674,7 +692,7 @@ func TestReconcile_failedRollbackStops(t *testing.T) {
 // new revision; in warn mode apply leaves it and says so in the status.
 func TestReconcile_correctsDrift(t *testing.T) {
 	t.Parallel()
-	ctx := testCtx(t)
+	ctx := testenv.Context(t)
 	e, c := newEngine(t)
 	ns := makeNamespace(t, c)
 	path, digest := breakable(t, "0.1.0")
@@ -754,7 +772,7 @@ func TestReconcile_unlimitedRetriesAreBounded(t *testing.T) {
 // it gone, and a new apply installs over it.
 func TestUninstall_keepHistoryThenReinstall(t *testing.T) {
 	t.Parallel()
-	ctx := testCtx(t)
+	ctx := testenv.Context(t)
 	e, c := newEngine(t)
 	ns := makeNamespace(t, c)
 	path, digest := breakable(t, "0.1.0")
@@ -789,7 +807,7 @@ func TestUninstall_keepHistoryThenReinstall(t *testing.T) {
 // resource's own namespace (no target_namespace), as Flux's does.
 func TestReconcile_createNamespaceWithoutTargetNamespace(t *testing.T) {
 	t.Parallel()
-	ctx := testCtx(t)
+	ctx := testenv.Context(t)
 	e, c := newEngine(t)
 	b := make([]byte, 3)
 	if _, err := rand.Read(b); err != nil {
@@ -824,7 +842,7 @@ func TestReconcile_createNamespaceWithoutTargetNamespace(t *testing.T) {
 // release Secrets are in the namespace, the objects in the target namespace.
 func TestReconcile_storageDefaultsToNamespace(t *testing.T) {
 	t.Parallel()
-	ctx := testCtx(t)
+	ctx := testenv.Context(t)
 	e, c := newEngine(t)
 	home := makeNamespace(t, c)
 	apps := home + "-apps"
