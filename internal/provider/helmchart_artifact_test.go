@@ -411,7 +411,7 @@ resource "stevedore_helmchart_artifact" "podinfo" {
 // shows in the plan as a new revision.
 func TestAccHelmChartArtifact_localDirectory(t *testing.T) {
 	src := t.TempDir()
-	copyTree(t, testenv.ChartsDir(), src)
+	testenv.CopyDir(t, testenv.ChartsDir(), src)
 	dir := filepath.Join(src, "withdep")
 	cacheDir := t.TempDir()
 	config := artifactProviderBlock(fmt.Sprintf("cache_dir = %s", hcl(cacheDir))) + fmt.Sprintf(`
@@ -530,28 +530,6 @@ func errRe(text string) *regexp.Regexp {
 	return regexp.MustCompile(strings.ReplaceAll(regexp.QuoteMeta(text), " ", `\s+`))
 }
 
-func copyTree(t *testing.T, from, to string) {
-	t.Helper()
-	err := filepath.Walk(from, func(p string, fi os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(from, p)
-		target := filepath.Join(to, rel)
-		if fi.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, data, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestAccHelmChartArtifact_thirtyArtifactsWarmCache plans 30 artifacts
 // against a warm cache: an empty plan without one request to the repository.
 func TestAccHelmChartArtifact_thirtyArtifactsWarmCache(t *testing.T) {
@@ -667,7 +645,7 @@ resource "stevedore_helmchart_artifact" "podinfo" {
 // again.
 func TestAccHelmChartArtifact_refetchedDigestDiffers(t *testing.T) {
 	src := t.TempDir()
-	copyTree(t, podinfoSrc(), src)
+	testenv.CopyDir(t, podinfoSrc(), src)
 	cacheDir := t.TempDir()
 	config := artifactProviderBlock(fmt.Sprintf("cache_dir = %s", hcl(cacheDir))) + fmt.Sprintf(`
 resource "stevedore_helmchart_artifact" "podinfo" {
@@ -789,7 +767,7 @@ resource "stevedore_helmchart_artifact" "podinfo" {
 func TestAccHelmChartArtifact_sourceRootValuesFiles(t *testing.T) {
 	parent := t.TempDir()
 	root := filepath.Join(parent, "repo")
-	copyTree(t, podinfoSrc(), filepath.Join(root, "charts", "app"))
+	testenv.CopyDir(t, podinfoSrc(), filepath.Join(root, "charts", "app"))
 	prodValues := filepath.Join(root, "env", "prod", "values.yaml")
 	if err := os.MkdirAll(filepath.Dir(prodValues), 0o755); err != nil {
 		t.Fatal(err)

@@ -337,7 +337,7 @@ func TestBuildLocalWithDependency(t *testing.T) {
 	// A copy outside any git work tree, so the revision is a digest of the
 	// files.
 	src := t.TempDir()
-	copyDir(t, testenv.ChartsDir(), src)
+	testenv.CopyDir(t, testenv.ChartsDir(), src)
 	dir := filepath.Join(src, "withdep")
 	spec := Spec{SourcePath: dir}
 
@@ -458,28 +458,6 @@ func mustWrite(t *testing.T, path, data string) {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func copyDir(t *testing.T, from, to string) {
-	t.Helper()
-	err := filepath.Walk(from, func(p string, fi os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(from, p)
-		target := filepath.Join(to, rel)
-		if fi.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, data, 0o644)
-	})
-	if err != nil {
 		t.Fatal(err)
 	}
 }

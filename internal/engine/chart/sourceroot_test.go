@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"sigs.k8s.io/yaml"
 )
@@ -20,7 +21,7 @@ func fluxLayout(t *testing.T) (root string) {
 	t.Helper()
 	parent := t.TempDir()
 	root = filepath.Join(parent, "repo")
-	copyDir(t, podinfoDir(), filepath.Join(root, "charts", "app"))
+	testenv.CopyDir(t, podinfoDir(), filepath.Join(root, "charts", "app"))
 	mustWrite(t, filepath.Join(root, "env", "prod", "values.yaml"), "replicaCount: 3\nconfig:\n  greeting: prod\n")
 	mustWrite(t, filepath.Join(parent, "secret.yaml"), "replicaCount: 99\n")
 	return root
@@ -157,7 +158,7 @@ func TestSourceRootRefusesEscapes(t *testing.T) {
 	if err := os.Symlink(outside, filepath.Join(root, "env", "link.yaml")); err != nil {
 		t.Fatal(err)
 	}
-	copyDir(t, podinfoDir(), filepath.Join(filepath.Dir(root), "elsewhere"))
+	testenv.CopyDir(t, podinfoDir(), filepath.Join(filepath.Dir(root), "elsewhere"))
 	if err := os.Symlink(filepath.Join(filepath.Dir(root), "elsewhere"), filepath.Join(root, "charts", "out")); err != nil {
 		t.Fatal(err)
 	}

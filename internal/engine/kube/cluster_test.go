@@ -39,12 +39,6 @@ func mustObjects(t *testing.T, manifests string) []*unstructured.Unstructured {
 	return objs
 }
 
-func ctxFor(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 const deploymentManifests = `
 apiVersion: v1
 kind: Namespace
@@ -72,7 +66,7 @@ spec:
 // A Deployment applied through the manager becomes Current by kstatus on the
 // local cluster: kwok runs its pods and the controller-manager rolls it out.
 func TestApplyStaged_deploymentBecomesCurrent(t *testing.T) {
-	ctx := ctxFor(t)
+	ctx := testenv.Context(t)
 	m, err := newFactory(t).Manager()
 	if err != nil {
 		t.Fatal(err)
@@ -151,7 +145,7 @@ func crdAndInstance(kind string) string {
 // group it had never seen, and then a second kind added to that group after the
 // group was discovered, without a new factory.
 func TestRESTMapper_seesNewCRDs(t *testing.T) {
-	ctx := ctxFor(t)
+	ctx := testenv.Context(t)
 	f := newFactory(t)
 	m, err := f.Manager()
 	if err != nil {
@@ -214,7 +208,7 @@ spec:
 // drift, fields and labels other managers added are not, Secret values are
 // masked, and ignore rules and the exclusion selector hold.
 func TestDrift(t *testing.T) {
-	ctx := ctxFor(t)
+	ctx := testenv.Context(t)
 	m, err := newFactory(t).Manager()
 	if err != nil {
 		t.Fatal(err)
@@ -316,7 +310,7 @@ func TestDrift(t *testing.T) {
 // An object that another field manager scales is not drift as long as we do not
 // set the field: the HPA case.
 func TestDrift_fieldOwnedByAnotherManager(t *testing.T) {
-	ctx := ctxFor(t)
+	ctx := testenv.Context(t)
 	m, err := newFactory(t).Manager()
 	if err != nil {
 		t.Fatal(err)
@@ -367,7 +361,7 @@ spec:
 // on a consistent pair. The write is made from inside the first dry-run
 // request, so the race happens every time.
 func TestDrift_writeBetweenReadAndDryRunIsNotDrift(t *testing.T) {
-	ctx := ctxFor(t)
+	ctx := testenv.Context(t)
 	m, err := newFactory(t).Manager()
 	if err != nil {
 		t.Fatal(err)
@@ -423,7 +417,7 @@ func (noWatch) Watch(context.Context, client.ObjectList, ...client.ListOption) (
 // Delete removes only objects carrying the inclusion labels, and objects that
 // are gone already are not an error.
 func TestDelete_onlyOwned(t *testing.T) {
-	ctx := ctxFor(t)
+	ctx := testenv.Context(t)
 	m, err := newFactory(t).Manager()
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -98,7 +99,7 @@ func dependencyNamespace(t *testing.T, ctx context.Context, c client.Client) str
 
 // Each way a dependency is met or not, against objects in the cluster.
 func TestDependencies_check(t *testing.T) {
-	ctx := ctxFor(t)
+	ctx := testenv.Context(t)
 	c, err := newFactory(t).Client()
 	if err != nil {
 		t.Fatal(err)
@@ -195,7 +196,7 @@ func TestDependencies_check(t *testing.T) {
 // Wait polls until the dependencies are met, and at the timeout names those
 // that are not, with why.
 func TestDependencies_wait(t *testing.T) {
-	ctx := ctxFor(t)
+	ctx := testenv.Context(t)
 	c, err := newFactory(t).Client()
 	if err != nil {
 		t.Fatal(err)

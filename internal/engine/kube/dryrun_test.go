@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,7 +23,7 @@ import (
 // form (a DELETE with options in its body included), leaves the cluster as it
 // was; a method the API server cannot dry-run is refused before it is sent.
 func TestDryRun_changesNothing(t *testing.T) {
-	ctx := ctxFor(t)
+	ctx := testenv.Context(t)
 	f := newFactory(t)
 	c, err := f.Client()
 	if err != nil {

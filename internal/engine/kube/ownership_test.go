@@ -5,6 +5,7 @@ import (
 	"maps"
 	"testing"
 
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -13,7 +14,7 @@ import (
 // Lookup tells existing objects from missing ones, and counts a kind the
 // cluster does not serve as missing, not as an error.
 func TestLookup(t *testing.T) {
-	ctx := ctxFor(t)
+	ctx := testenv.Context(t)
 	f := newFactory(t)
 	m, err := f.Manager()
 	if err != nil {
@@ -39,7 +40,7 @@ func TestLookup(t *testing.T) {
 // field manager applied; objects owned by someone else, excluded objects and
 // missing objects are left alone.
 func TestDisown(t *testing.T) {
-	ctx := ctxFor(t)
+	ctx := testenv.Context(t)
 	f := newFactory(t)
 	m, err := f.Manager()
 	if err != nil {

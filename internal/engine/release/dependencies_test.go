@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
 )
 
 // An install or upgrade waits for the spec's dependencies; unmet, nothing is
@@ -20,7 +21,7 @@ import (
 // with Ready=False (DependencyNotReady). A release in sync does not wait.
 func TestReconcile_dependencies(t *testing.T) {
 	t.Parallel()
-	ctx := testCtx(t)
+	ctx := testenv.Context(t)
 	e, c := newEngine(t)
 	b := make([]byte, 3)
 	_, _ = rand.Read(b)

@@ -46,19 +46,13 @@ var (
 	configMapsGVR  = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 )
 
-func driftCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 // installPodinfo installs the podinfo chart as release "podinfo" into a new
 // namespace, post-rendered with spec's post-renderers (spec.Name and
 // Namespace are filled in).
 func installPodinfo(t *testing.T, spec *Spec) *driftEnv {
 	t.Helper()
 	kubeconfig := testenv.Need(t).Cluster.Kubeconfig
-	ctx := driftCtx(t)
+	ctx := testenv.Context(t)
 	e := &driftEnv{f: kube.NewFactory(kube.Config{ConfigPaths: []string{kubeconfig}}, ""), spec: spec}
 	var err error
 	if e.c, err = e.f.Client(); err != nil {
@@ -114,12 +108,12 @@ func (e *driftEnv) waitObserved(t *testing.T) {
 // correct detects the drift and corrects what it reports, as an apply does.
 func (e *driftEnv) correct(t *testing.T) error {
 	t.Helper()
-	return correctDrift(driftCtx(t), e.f, e.spec, e.rel, e.detect(t))
+	return correctDrift(testenv.Context(t), e.f, e.spec, e.rel, e.detect(t))
 }
 
 func (e *driftEnv) detect(t *testing.T) []kube.Drift {
 	t.Helper()
-	d, err := detectDrift(driftCtx(t), e.f, e.spec, e.rel)
+	d, err := detectDrift(testenv.Context(t), e.f, e.spec, e.rel)
 	if err != nil {
 		t.Fatalf("detect drift: %v", err)
 	}
@@ -130,7 +124,7 @@ func (e *driftEnv) detect(t *testing.T) []kube.Drift {
 // operator), through subresource when given.
 func (e *driftEnv) patch(t *testing.T, gvr schema.GroupVersionResource, name string, pt types.PatchType, data string, subresource ...string) {
 	t.Helper()
-	_, err := e.dyn.Resource(gvr).Namespace(e.ns).Patch(driftCtx(t), name, pt, []byte(data),
+	_, err := e.dyn.Resource(gvr).Namespace(e.ns).Patch(testenv.Context(t), name, pt, []byte(data),
 		metav1.PatchOptions{FieldManager: "someone-else"}, subresource...)
 	if err != nil {
 		t.Fatalf("patch %s %s: %v", gvr.Resource, name, err)
@@ -148,14 +142,14 @@ func (e *driftEnv) editConfigMap(t *testing.T) {
 func (e *driftEnv) deleteService(t *testing.T) {
 	t.Helper()
 	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "podinfo"}}
-	if err := e.c.Delete(driftCtx(t), svc); err != nil {
+	if err := e.c.Delete(testenv.Context(t), svc); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func (e *driftEnv) get(t *testing.T, gvr schema.GroupVersionResource, name string) *unstructured.Unstructured {
 	t.Helper()
-	u, err := e.dyn.Resource(gvr).Namespace(e.ns).Get(driftCtx(t), name, metav1.GetOptions{})
+	u, err := e.dyn.Resource(gvr).Namespace(e.ns).Get(testenv.Context(t), name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -329,7 +323,7 @@ func TestCorrectDrift(t *testing.T) {
 		t.Errorf("greeting = %q, want hello", g)
 	}
 	svc := &corev1.Service{}
-	if err := e.c.Get(driftCtx(t), client.ObjectKey{Namespace: e.ns, Name: "podinfo"}, svc); err != nil {
+	if err := e.c.Get(testenv.Context(t), client.ObjectKey{Namespace: e.ns, Name: "podinfo"}, svc); err != nil {
 		t.Fatalf("Service not recreated: %v", err)
 	}
 	// Recreated as Helm made it: with the ownership metadata, so that the
@@ -391,15 +385,15 @@ func TestCorrectDriftErrorNamesTheObject(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "no-services"},
 		Spec:       corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourceServices: resource.MustParse("0")}},
 	}
-	if err := e.c.Create(driftCtx(t), quota); err != nil {
+	if err := e.c.Create(testenv.Context(t), quota); err != nil {
 		t.Fatal(err)
 	}
 	var err error
 	deadline := time.Now().Add(30 * time.Second)
 	for err == nil && time.Now().Before(deadline) { // the quota controller fills status first
-		err = correctDrift(driftCtx(t), e.f, e.spec, e.rel, drift)
+		err = correctDrift(testenv.Context(t), e.f, e.spec, e.rel, drift)
 		if err == nil {
-			_ = e.c.Delete(driftCtx(t), &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "podinfo"}})
+			_ = e.c.Delete(testenv.Context(t), &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "podinfo"}})
 			time.Sleep(time.Second)
 		}
 	}

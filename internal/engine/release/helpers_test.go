@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -27,12 +26,6 @@ func newEngine(t testing.TB) (*Engine, client.Client) {
 		t.Fatal(err)
 	}
 	return New(f), c
-}
-
-func testCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	t.Cleanup(cancel)
-	return ctx
 }
 
 // makeNamespace creates a namespace of the test's own, unique to the run,

@@ -23,7 +23,7 @@ func TestDifferingKeys(t *testing.T) {
 // says what happened, with the keys whose values differ, and upgrades back.
 func TestPlan_explainsChangesOutside(t *testing.T) {
 	t.Parallel()
-	ctx := testCtx(t)
+	ctx := testenv.Context(t)
 	e, c := newEngine(t)
 	ns := makeNamespace(t, c)
 	path, digest := podinfo(t, "1.0.0")

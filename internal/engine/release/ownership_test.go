@@ -15,7 +15,7 @@ import (
 // is untouched.
 func TestReconcile_createRefusesAReleaseItDidNotMake(t *testing.T) {
 	t.Parallel()
-	ctx := testCtx(t)
+	ctx := testenv.Context(t)
 	e, c := newEngine(t)
 	ns := makeNamespace(t, c)
 	path, digest := podinfo(t, "1.0.0")
@@ -52,7 +52,7 @@ func TestReconcile_createRefusesAReleaseItDidNotMake(t *testing.T) {
 // labels is not an interrupted create of this one: refused.
 func TestReconcile_createRefusesAnotherResourcesPendingInstall(t *testing.T) {
 	t.Parallel()
-	ctx := testCtx(t)
+	ctx := testenv.Context(t)
 	e, c := newEngine(t)
 	ns := makeNamespace(t, c)
 	path, digest := podinfo(t, "1.0.0")
@@ -70,7 +70,7 @@ func TestReconcile_createRefusesAnotherResourcesPendingInstall(t *testing.T) {
 // that was never installed.
 func TestReconcile_wrongChartDigestIsRefused(t *testing.T) {
 	t.Parallel()
-	ctx := testCtx(t)
+	ctx := testenv.Context(t)
 	e, c := newEngine(t)
 	ns := makeNamespace(t, c)
 	path, _ := podinfo(t, "1.0.0")

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
 )
 
 // previewChart has a ConfigMap that is always there, one that the values can
@@ -59,7 +60,7 @@ func changesOf(p *Plan) map[string]kube.Drift {
 // the objects it deletes; neither changes anything in the cluster.
 func TestPlan_previewsInstallAndUpgrade(t *testing.T) {
 	t.Parallel()
-	ctx := testCtx(t)
+	ctx := testenv.Context(t)
 	e, c := newEngine(t)
 	ns := makeNamespace(t, c)
 	path, digest := previewChart(t)
@@ -141,7 +142,7 @@ func TestPlan_previewsInstallAndUpgrade(t *testing.T) {
 // schema, a template's fail, an object the API server refuses.
 func TestPlan_previewRejects(t *testing.T) {
 	t.Parallel()
-	ctx := testCtx(t)
+	ctx := testenv.Context(t)
 	e, c := newEngine(t)
 	ns := makeNamespace(t, c)
 	path, digest := previewChart(t)
@@ -197,7 +198,7 @@ data: {a: b}
 // warns.
 func TestPlan_previewUnknownWhenNamespaceOrKindIsMissing(t *testing.T) {
 	t.Parallel()
-	ctx := testCtx(t)
+	ctx := testenv.Context(t)
 	e, c := newEngine(t)
 	ns := makeNamespace(t, c)
 	path, digest := previewChart(t)
@@ -230,7 +231,7 @@ func TestPlan_previewUnknownWhenNamespaceOrKindIsMissing(t *testing.T) {
 // surely "create".
 func TestPlan_previewUnknownWhenObjectsOfAnotherStorageExist(t *testing.T) {
 	t.Parallel()
-	ctx := testCtx(t)
+	ctx := testenv.Context(t)
 	e, c := newEngine(t)
 	ns := makeNamespace(t, c)
 	path, digest := previewChart(t)
@@ -262,7 +263,7 @@ func TestPlan_previewUnknownWhenObjectsOfAnotherStorageExist(t *testing.T) {
 // are unknown. Another resource's release over the same objects is refused.
 func TestPlan_previewOfAReleaseRenamedByReplacement(t *testing.T) {
 	t.Parallel()
-	ctx := testCtx(t)
+	ctx := testenv.Context(t)
 	e, c := newEngine(t)
 	ns := makeNamespace(t, c)
 	path, digest := writeChart(t, "0.1.0", map[string]string{

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
 )
 
 func adoptedFlags(entries []kube.Entry) map[string]bool {
@@ -29,7 +30,7 @@ func createConfigMap(t *testing.T, c client.Client, ns, name string, data, label
 	t.Helper()
 	cm := &corev1.ConfigMap{Data: data}
 	cm.Namespace, cm.Name, cm.Labels = ns, name, labels
-	if err := c.Create(testCtx(t), cm); err != nil {
+	if err := c.Create(testenv.Context(t), cm); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Delete(context.Background(), cm) })
@@ -62,7 +63,7 @@ func ownerOf(t *testing.T, c client.Client, apiVersion, kind, ns, name string) s
 // takes the owner labels back and the data (its own and what the set applied)
 // stays.
 func TestEngine_pruneAdoptedRemovesOnlyOwnerLabels(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testenv.Context(t)
 	e, c := newEngine(t)
 	createConfigMap(t, c, "default", "adopt-prune", map[string]string{"theirs": "keep"}, nil)
 	both := `
@@ -136,7 +137,7 @@ data: {ours: set}
 // Delete, as a failed create's replacement runs it, keeps an adopted
 // Namespace and what it holds, and deletes what the set created in it.
 func TestEngine_deleteKeepsAdoptedObjects(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testenv.Context(t)
 	e, c := newEngine(t)
 	ns := &corev1.Namespace{}
 	ns.Name = uniqueName("adopt-delete")
@@ -181,7 +182,7 @@ metadata: {name: made, namespace: ` + ns.Name + `}
 // before anything is applied, naming it; without plan information the apply
 // decides alone.
 func TestEngine_applyRefusesStalePlan(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testenv.Context(t)
 	e, c := newEngine(t)
 	spec := &Spec{Name: "stale", Namespace: "default", ResourcesTemplate: `
 apiVersion: v1
@@ -259,7 +260,7 @@ metadata: {name: stale-other}
 // apply, naming the owner and the attribute that renders it; the owner's
 // object is left as it was.
 func TestEngine_refusesObjectOwnedByAnotherSet(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testenv.Context(t)
 	e, c := newEngine(t)
 	a := &Spec{Name: "owner-a", Namespace: "default",
 		ResourcesTemplate: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: contested}\ndata: {by: a}\n"}
@@ -309,7 +310,7 @@ func TestEngine_refusesObjectOwnedByAnotherSet(t *testing.T) {
 // (an apply that left no state) plans with its adoption undecided; the apply
 // adopts it.
 func TestEngine_ownLabelledObjectUndecidedAtPlan(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testenv.Context(t)
 	e, c := newEngine(t)
 	createConfigMap(t, c, "default", "leftover", nil, map[string]string{NameLabel: "leftover", NamespaceLabel: "default"})
 	spec := &Spec{Name: "leftover", Namespace: "default",

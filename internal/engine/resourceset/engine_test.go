@@ -27,12 +27,6 @@ func newEngine(t testing.TB) (*Engine, client.Client) {
 	return New(f), c
 }
 
-func testCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 func get(t *testing.T, c client.Client, apiVersion, kind, ns, name string) (*unstructured.Unstructured, bool) {
 	t.Helper()
 	u := &unstructured.Unstructured{}
@@ -85,7 +79,7 @@ spec:
 // they exist; the apply establishes the CRDs first; removing a tenant prunes
 // its Flux objects first.
 func TestEngine_seedExampleCRDsAndCustomResources(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testenv.Context(t)
 	e, c := newEngine(t)
 	spec := &Spec{
 		Name: "apps", Namespace: "default",
@@ -180,7 +174,7 @@ func entryIDs(entries []kube.Entry) string {
 // A dependency gate: the apply waits until a Secret created later holds the
 // value the CEL expression wants, then applies.
 func TestEngine_dependencyGate(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testenv.Context(t)
 	e, c := newEngine(t)
 	ns := testenv.Namespace(t, c, "")
 	spec := &Spec{
@@ -228,7 +222,7 @@ func TestEngine_dependencyGate(t *testing.T) {
 
 // wait blocks until a Deployment is Available (Current by kstatus).
 func TestEngine_waitForDeployment(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testenv.Context(t)
 	e, c := newEngine(t)
 	spec := &Spec{
 		Name: "web", Namespace: "default", Wait: true, Timeout: 2 * time.Minute,
@@ -261,7 +255,7 @@ spec:
 // An immutable field change fails without force and recreates the object
 // with it; the failed apply keeps the inventory.
 func TestEngine_immutableFieldAndForce(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testenv.Context(t)
 	e, c := newEngine(t)
 	ns := testenv.Namespace(t, c, "")
 	job := func(image string) string {
@@ -304,7 +298,7 @@ spec:
 
 // Drift lists edited and deleted objects of the set, sorted by ID.
 func TestEngine_drift(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testenv.Context(t)
 	e, c := newEngine(t)
 	spec := &Spec{Name: "drifty", Namespace: "default", ResourcesTemplate: `
 apiVersion: v1
@@ -338,7 +332,7 @@ data: {k: v}
 // service_account_name impersonates the service account: what its RBAC does
 // not allow fails with an error naming it, and what it allows is applied.
 func TestEngine_impersonation(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testenv.Context(t)
 	e, c := newEngine(t)
 	name := uniqueName("limited")
 	sa := &corev1.ServiceAccount{}

@@ -8,12 +8,13 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
 )
 
 // The preview of a changed set lists the objects it creates and, for those
 // that exist, the fields the apply changes; it changes nothing.
 func TestPreview_createsAndUpdates(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testenv.Context(t)
 	e, c := newEngine(t)
 	name := uniqueName("preview")
 	template := func(v string) string {
@@ -76,7 +77,7 @@ stringData:
 // the set creates itself is no warning, one that nothing in the set creates
 // is. (A kind neither the cluster nor the set defines fails rendering.)
 func TestPreview_rejectsAndWarns(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := testenv.Context(t)
 	e, _ := newEngine(t)
 	name := uniqueName("preview-rej")
 	_, err := e.Preview(ctx, &Spec{Name: name, Namespace: "default", ResourcesTemplate: `apiVersion: apps/v1

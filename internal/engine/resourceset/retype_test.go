@@ -3,6 +3,8 @@ package resourceset
 import (
 	"strings"
 	"testing"
+
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
 )
 
 // TestRender_templateOnlyStringRetypedWarns: as in flux-operator, a string
@@ -82,7 +84,7 @@ func TestEngine_planWarnsAboutIgnoredNamespacesAndDifferingDuplicates(t *testing
 			{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "warns-first"}, "data": map[string]any{"first": "<< inputs.id >>"}},
 		},
 	}
-	res, err := e.Plan(testCtx(t), spec, nil)
+	res, err := e.Plan(testenv.Context(t), spec, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
