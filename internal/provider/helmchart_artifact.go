@@ -220,9 +220,9 @@ func validateArtifactPaths(ctx context.Context, m *helmChartArtifactModel, diags
 	}
 }
 
-// artifactSpec is specFrom with the artifact's own attributes.
+// artifactSpec is chartSpec with the artifact's own attributes.
 func (r *helmChartArtifactResource) artifactSpec(ctx context.Context, m *helmChartArtifactModel) (chart.Spec, bool, diag.Diagnostics) {
-	spec, known, diags := r.specFrom(ctx, &m.chartSourceModel)
+	spec, known, diags := m.chartSourceModel.chartSpec(ctx, r.data)
 	if !known || diags.HasError() {
 		return spec, known, diags
 	}
@@ -233,9 +233,11 @@ func (r *helmChartArtifactResource) artifactSpec(ctx context.Context, m *helmCha
 	return spec, true, diags
 }
 
-// specFrom builds the engine spec of a configuration; ok is false when a
-// value it needs is unknown.
-func (r *helmChartArtifactResource) specFrom(ctx context.Context, m *chartSourceModel) (chart.Spec, bool, diag.Diagnostics) {
+// chartSpec builds the chart engine's spec of a chart source, the artifact's
+// or a release's inline chart, with the credentials of the provider's
+// registries (data; nil when the provider is not configured yet); ok is false
+// when a value it needs is unknown.
+func (m *chartSourceModel) chartSpec(ctx context.Context, data *providerData) (chart.Spec, bool, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	for _, v := range m.values() {
 		if v.IsUnknown() {
@@ -265,15 +267,15 @@ func (r *helmChartArtifactResource) specFrom(ctx context.Context, m *chartSource
 			PassCredentials:       m.PassCredentials.ValueBool(),
 		},
 	}
-	if spec.Auth.Username == "" && spec.Auth.Password == "" && spec.Repository != "" && r.data != nil {
-		if c, ok := registryFor(r.data.registries, spec.Repository); ok {
+	if spec.Auth.Username == "" && spec.Auth.Password == "" && spec.Repository != "" && data != nil {
+		if c, ok := registryFor(data.registries, spec.Repository); ok {
 			spec.Auth.Username, spec.Auth.Password = c.Username, c.Password
 		}
 	}
-	if spec.SourcePath != "" && r.data != nil {
+	if spec.SourcePath != "" && data != nil {
 		// Dependencies of a local chart from https:// or oci:// repositories
 		// use the provider's registries.
-		regs := r.data.registries
+		regs := data.registries
 		spec.DependencyAuth = func(repository string) chart.Auth {
 			if c, ok := registryFor(regs, repository); ok {
 				return chart.Auth{Username: c.Username, Password: c.Password}

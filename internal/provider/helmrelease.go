@@ -714,7 +714,7 @@ func (r *helmReleaseResource) chartEngine() *chart.Engine {
 // inlineChartSpec is the chart engine's spec of an inline chart, with the
 // provider's registries, exactly as the artifact resource builds it.
 func (r *helmReleaseResource) inlineChartSpec(ctx context.Context, c *releaseChartModel) (chart.Spec, bool, diag.Diagnostics) {
-	return (&helmChartArtifactResource{data: r.data}).specFrom(ctx, &c.chartSourceModel)
+	return c.chartSourceModel.chartSpec(ctx, r.data)
 }
 
 // buildInlineChart fetches, packages and verifies an inline chart into the

@@ -266,6 +266,16 @@ func helmReleaseSpec(ctx context.Context, m *helmReleaseModel) (*release.Spec, b
 		ServiceAccountName: b.str(m.ServiceAccountName),
 		MaxHistory:         release.DefaultMaxHistory,
 		Timeout:            release.DefaultTimeout,
+		Values:             b.values(m.Values),
+		ValuesFrom:         b.valuesFrom(m.ValuesFrom),
+		Install:            b.install(m.Install),
+		Upgrade:            b.upgrade(m.Upgrade),
+		Test:               b.test(m.Test),
+		Rollback:           b.rollback(m.Rollback),
+		Uninstall:          b.uninstall(m.Uninstall),
+		DriftDetection:     b.driftDetection(ctx, m.DriftDetection),
+		PostRenderers:      b.postRenderers(m.PostRenderers),
+		Dependencies:       b.dependencies(m.Dependencies),
 	}
 	b.boolean(m.PersistentClient)
 	if !m.MaxHistory.IsNull() {
@@ -278,126 +288,170 @@ func helmReleaseSpec(ctx context.Context, m *helmReleaseModel) (*release.Spec, b
 		spec.ChartPath = b.str(c.Path)
 		spec.ChartDigest = b.str(c.Digest)
 	}
-	if m.Values.IsUnknown() || m.Values.IsUnderlyingValueUnknown() {
+	return spec, b.known, b.diags
+}
+
+// values are the inline values, an object or a YAML string.
+func (b *specBuilder) values(v types.Dynamic) map[string]any {
+	if v.IsUnknown() || v.IsUnderlyingValueUnknown() {
 		b.known = false
-	} else if vals, err := valuesFrom(m.Values); err != nil {
-		if errors.Is(err, errUnknownValue) {
-			b.known = false
-		} else {
-			b.diags.AddAttributeError(path.Root("values"), "Invalid values", err.Error())
-		}
-	} else {
-		spec.Values = vals
+		return nil
 	}
-	for i, r := range m.ValuesFrom {
-		ref := release.ValuesReference{
+	vals, err := valuesFrom(v)
+	switch {
+	case errors.Is(err, errUnknownValue):
+		b.known = false
+	case err != nil:
+		b.diags.AddAttributeError(path.Root("values"), "Invalid values", err.Error())
+	}
+	return vals
+}
+
+func (b *specBuilder) valuesFrom(list []valuesReferenceModel) []release.ValuesReference {
+	var out []release.ValuesReference
+	for _, r := range list {
+		out = append(out, release.ValuesReference{
 			Kind: b.str(r.Kind), Name: b.str(r.Name), ValuesKey: b.str(r.ValuesKey),
 			TargetPath: b.str(r.TargetPath), Optional: b.boolean(r.Optional),
-		}
-		_ = i
-		spec.ValuesFrom = append(spec.ValuesFrom, ref)
+		})
 	}
-	if in := m.Install; in != nil {
-		spec.Install = release.Install{
-			Timeout:                  b.duration(in.Timeout, path.Root("install").AtName("timeout")),
-			CRDs:                     release.CRDPolicy(b.str(in.CRDs)),
-			Replace:                  b.boolean(in.Replace),
-			CreateNamespace:          b.boolean(in.CreateNamespace),
-			DisableHooks:             b.boolean(in.DisableHooks),
-			DisableOpenAPIValidation: b.boolean(in.DisableOpenAPIValidation),
-			DisableWait:              b.boolean(in.DisableWait),
-			DisableWaitForJobs:       b.boolean(in.DisableWaitForJobs),
-		}
-		if r := in.Remediation; r != nil {
-			spec.Install.Remediation = release.InstallRemediation{
-				Retries:              int(b.integer(r.Retries)),
-				IgnoreTestFailures:   b.optBool(r.IgnoreTestFailures),
-				RemediateLastFailure: b.optBool(r.RemediateLastFailure),
-			}
-		}
+	return out
+}
+
+func (b *specBuilder) install(in *installModel) release.Install {
+	if in == nil {
+		return release.Install{}
 	}
-	if up := m.Upgrade; up != nil {
-		spec.Upgrade = release.Upgrade{
-			Timeout:                  b.duration(up.Timeout, path.Root("upgrade").AtName("timeout")),
-			CRDs:                     release.CRDPolicy(b.str(up.CRDs)),
-			CleanupOnFail:            b.boolean(up.CleanupOnFail),
-			DisableHooks:             b.boolean(up.DisableHooks),
-			DisableOpenAPIValidation: b.boolean(up.DisableOpenAPIValidation),
-			DisableWait:              b.boolean(up.DisableWait),
-			DisableWaitForJobs:       b.boolean(up.DisableWaitForJobs),
-			Force:                    b.boolean(up.Force),
-			PreserveValues:           b.boolean(up.PreserveValues),
-		}
-		if r := up.Remediation; r != nil {
-			spec.Upgrade.Remediation = release.UpgradeRemediation{
-				Retries:              int(b.integer(r.Retries)),
-				Strategy:             b.str(r.Strategy),
-				IgnoreTestFailures:   b.optBool(r.IgnoreTestFailures),
-				RemediateLastFailure: b.optBool(r.RemediateLastFailure),
-			}
+	out := release.Install{
+		Timeout:                  b.duration(in.Timeout, path.Root("install").AtName("timeout")),
+		CRDs:                     release.CRDPolicy(b.str(in.CRDs)),
+		Replace:                  b.boolean(in.Replace),
+		CreateNamespace:          b.boolean(in.CreateNamespace),
+		DisableHooks:             b.boolean(in.DisableHooks),
+		DisableOpenAPIValidation: b.boolean(in.DisableOpenAPIValidation),
+		DisableWait:              b.boolean(in.DisableWait),
+		DisableWaitForJobs:       b.boolean(in.DisableWaitForJobs),
+	}
+	if r := in.Remediation; r != nil {
+		out.Remediation = release.InstallRemediation{
+			Retries:              int(b.integer(r.Retries)),
+			IgnoreTestFailures:   b.optBool(r.IgnoreTestFailures),
+			RemediateLastFailure: b.optBool(r.RemediateLastFailure),
 		}
 	}
-	if t := m.Test; t != nil {
-		spec.Test = release.Test{
-			Enable:         b.boolean(t.Enable),
-			IgnoreFailures: b.boolean(t.IgnoreFailures),
-			Timeout:        b.duration(t.Timeout, path.Root("test").AtName("timeout")),
-		}
-		for _, f := range t.Filters {
-			spec.Test.Filters = append(spec.Test.Filters, release.TestFilter{Name: b.str(f.Name), Exclude: b.boolean(f.Exclude)})
+	return out
+}
+
+func (b *specBuilder) upgrade(up *upgradeModel) release.Upgrade {
+	if up == nil {
+		return release.Upgrade{}
+	}
+	out := release.Upgrade{
+		Timeout:                  b.duration(up.Timeout, path.Root("upgrade").AtName("timeout")),
+		CRDs:                     release.CRDPolicy(b.str(up.CRDs)),
+		CleanupOnFail:            b.boolean(up.CleanupOnFail),
+		DisableHooks:             b.boolean(up.DisableHooks),
+		DisableOpenAPIValidation: b.boolean(up.DisableOpenAPIValidation),
+		DisableWait:              b.boolean(up.DisableWait),
+		DisableWaitForJobs:       b.boolean(up.DisableWaitForJobs),
+		Force:                    b.boolean(up.Force),
+		PreserveValues:           b.boolean(up.PreserveValues),
+	}
+	if r := up.Remediation; r != nil {
+		out.Remediation = release.UpgradeRemediation{
+			Retries:              int(b.integer(r.Retries)),
+			Strategy:             b.str(r.Strategy),
+			IgnoreTestFailures:   b.optBool(r.IgnoreTestFailures),
+			RemediateLastFailure: b.optBool(r.RemediateLastFailure),
 		}
 	}
-	if r := m.Rollback; r != nil {
-		spec.Rollback = release.Rollback{
-			Timeout:            b.duration(r.Timeout, path.Root("rollback").AtName("timeout")),
-			CleanupOnFail:      b.boolean(r.CleanupOnFail),
-			DisableHooks:       b.boolean(r.DisableHooks),
-			DisableWait:        b.boolean(r.DisableWait),
-			DisableWaitForJobs: b.boolean(r.DisableWaitForJobs),
-			Force:              b.boolean(r.Force),
-			Recreate:           b.boolean(r.Recreate),
-		}
+	return out
+}
+
+func (b *specBuilder) test(t *testModel) release.Test {
+	if t == nil {
+		return release.Test{}
 	}
-	if u := m.Uninstall; u != nil {
-		spec.Uninstall = release.Uninstall{
-			Timeout:             b.duration(u.Timeout, path.Root("uninstall").AtName("timeout")),
-			DeletionPropagation: b.str(u.DeletionPropagation),
-			DisableHooks:        b.boolean(u.DisableHooks),
-			DisableWait:         b.boolean(u.DisableWait),
-			KeepHistory:         b.boolean(u.KeepHistory),
-		}
+	out := release.Test{
+		Enable:         b.boolean(t.Enable),
+		IgnoreFailures: b.boolean(t.IgnoreFailures),
+		Timeout:        b.duration(t.Timeout, path.Root("test").AtName("timeout")),
 	}
-	if d := m.DriftDetection; d != nil {
-		spec.DriftDetection.Mode = release.DriftMode(b.str(d.Mode))
-		for _, r := range d.Ignore {
-			var paths []string
-			if r.Paths.IsUnknown() {
-				b.known = false
-			} else {
-				b.diags.Append(r.Paths.ElementsAs(ctx, &paths, false)...)
-			}
-			spec.DriftDetection.Ignore = append(spec.DriftDetection.Ignore, jsondiff.IgnoreRule{Paths: paths, Selector: b.jsondiffSelector(r.Target)})
-		}
+	for _, f := range t.Filters {
+		out.Filters = append(out.Filters, release.TestFilter{Name: b.str(f.Name), Exclude: b.boolean(f.Exclude)})
 	}
-	for _, pr := range m.PostRenderers {
-		var out release.PostRenderer
+	return out
+}
+
+func (b *specBuilder) rollback(r *rollbackModel) release.Rollback {
+	if r == nil {
+		return release.Rollback{}
+	}
+	return release.Rollback{
+		Timeout:            b.duration(r.Timeout, path.Root("rollback").AtName("timeout")),
+		CleanupOnFail:      b.boolean(r.CleanupOnFail),
+		DisableHooks:       b.boolean(r.DisableHooks),
+		DisableWait:        b.boolean(r.DisableWait),
+		DisableWaitForJobs: b.boolean(r.DisableWaitForJobs),
+		Force:              b.boolean(r.Force),
+		Recreate:           b.boolean(r.Recreate),
+	}
+}
+
+func (b *specBuilder) uninstall(u *uninstallModel) release.Uninstall {
+	if u == nil {
+		return release.Uninstall{}
+	}
+	return release.Uninstall{
+		Timeout:             b.duration(u.Timeout, path.Root("uninstall").AtName("timeout")),
+		DeletionPropagation: b.str(u.DeletionPropagation),
+		DisableHooks:        b.boolean(u.DisableHooks),
+		DisableWait:         b.boolean(u.DisableWait),
+		KeepHistory:         b.boolean(u.KeepHistory),
+	}
+}
+
+func (b *specBuilder) driftDetection(ctx context.Context, d *driftDetectionModel) release.DriftDetection {
+	if d == nil {
+		return release.DriftDetection{}
+	}
+	out := release.DriftDetection{Mode: release.DriftMode(b.str(d.Mode))}
+	for _, r := range d.Ignore {
+		var paths []string
+		if r.Paths.IsUnknown() {
+			b.known = false
+		} else {
+			b.diags.Append(r.Paths.ElementsAs(ctx, &paths, false)...)
+		}
+		out.Ignore = append(out.Ignore, jsondiff.IgnoreRule{Paths: paths, Selector: b.jsondiffSelector(r.Target)})
+	}
+	return out
+}
+
+func (b *specBuilder) postRenderers(list []postRendererModel) []release.PostRenderer {
+	var out []release.PostRenderer
+	for _, pr := range list {
+		var r release.PostRenderer
 		if k := pr.Kustomize; k != nil {
-			out.Kustomize = &release.Kustomize{}
+			r.Kustomize = &release.Kustomize{}
 			for _, p := range k.Patches {
-				out.Kustomize.Patches = append(out.Kustomize.Patches, release.KustomizePatch{Patch: b.str(p.Patch), Target: b.kustomizeSelector(p.Target)})
+				r.Kustomize.Patches = append(r.Kustomize.Patches, release.KustomizePatch{Patch: b.str(p.Patch), Target: b.kustomizeSelector(p.Target)})
 			}
 			for _, img := range k.Images {
-				out.Kustomize.Images = append(out.Kustomize.Images, release.KustomizeImage{
+				r.Kustomize.Images = append(r.Kustomize.Images, release.KustomizeImage{
 					Name: b.str(img.Name), NewName: b.str(img.NewName), NewTag: b.str(img.NewTag), Digest: b.str(img.Digest),
 				})
 			}
 		}
-		spec.PostRenderers = append(spec.PostRenderers, out)
+		out = append(out, r)
 	}
-	deps, known := dependenciesFrom(m.Dependencies)
+	return out
+}
+
+func (b *specBuilder) dependencies(list []dependencyModel) []kube.Dependency {
+	deps, known := dependenciesFrom(list)
 	b.known = b.known && known
-	spec.Dependencies = deps
-	return spec, b.known, b.diags
+	return deps
 }
 
 func (b *specBuilder) jsondiffSelector(s *selectorModel) *jsondiff.Selector {
