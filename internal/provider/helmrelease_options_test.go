@@ -64,20 +64,6 @@ func deleteAndWait(t *testing.T, apiVersion, kind, ns, name string) {
 	t.Fatalf("%s %s/%s was not deleted", kind, ns, name)
 }
 
-// writeFiles writes files (paths relative to dir) into dir.
-func writeFiles(t *testing.T, dir string, files map[string]string) {
-	t.Helper()
-	for name, content := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 // releaseSecrets are the names of the Secrets Helm stores release name's
 // revisions in, in storage namespace ns (labels owner=helm, name=<release>).
 func releaseSecrets(t *testing.T, ns, name string) []string {
@@ -301,7 +287,7 @@ func TestAccHelmRelease_installCRDPolicies(t *testing.T) {
 	}
 	// No instance of the CRD among the templates: with Skip, an install of
 	// one would fail, which is Helm's business, not the policy's.
-	writeFiles(t, chartDir, map[string]string{
+	testenv.WriteFiles(t, chartDir, map[string]string{
 		"crds/widgets.yaml": crd,
 		"templates/widget.yaml": `apiVersion: v1
 kind: ConfigMap
@@ -393,7 +379,7 @@ func TestAccHelmRelease_upgradeCleanupOnFail(t *testing.T) {
 	ns := uniqueNamespace(t, "hr-cleanup")
 	cacheDir := t.TempDir()
 	chartDir := chartCopy(t, "1.0.0")
-	writeFiles(t, chartDir, map[string]string{"templates/extra.yaml": `{{- if .Values.extra }}
+	testenv.WriteFiles(t, chartDir, map[string]string{"templates/extra.yaml": `{{- if .Values.extra }}
 apiVersion: v1
 kind: ConfigMap
 metadata:
@@ -592,7 +578,7 @@ func TestAccHelmRelease_testFiltersAndIgnoreFailures(t *testing.T) {
 	ns := uniqueNamespace(t, "hr-testfilt")
 	cacheDir := t.TempDir()
 	chartDir := chartCopy(t, "1.0.0")
-	writeFiles(t, chartDir, map[string]string{"templates/tests/test-other.yaml": `apiVersion: v1
+	testenv.WriteFiles(t, chartDir, map[string]string{"templates/tests/test-other.yaml": `apiVersion: v1
 kind: Pod
 metadata:
   name: {{ .Release.Name }}-test-other
@@ -727,7 +713,7 @@ func TestAccHelmRelease_driftIgnoreTargets(t *testing.T) {
 	ns, other := uniqueNamespace(t, "hr-dsel"), uniqueNamespace(t, "hr-dsel-other")
 	cacheDir := t.TempDir()
 	chartDir := filepath.Join(t.TempDir(), "driftsel")
-	writeFiles(t, chartDir, map[string]string{
+	testenv.WriteFiles(t, chartDir, map[string]string{
 		"Chart.yaml":  "apiVersion: v2\nname: driftsel\nversion: 1.0.0\n",
 		"values.yaml": "otherNamespace: default\n",
 		"templates/_helpers.tpl": `{{- define "driftsel.labels" -}}
@@ -917,7 +903,7 @@ func TestAccHelmRelease_replaceOnChartName(t *testing.T) {
 	podinfoDir := chartCopy(t, "1.0.0")
 	webappDir := chartCopy(t, "1.0.0")
 	chartYAML := filepath.Join(webappDir, "Chart.yaml")
-	writeFiles(t, webappDir, map[string]string{"Chart.yaml": strings.Replace(mustRead(t, chartYAML), "name: podinfo", "name: webapp", 1)})
+	testenv.WriteFiles(t, webappDir, map[string]string{"Chart.yaml": strings.Replace(mustRead(t, chartYAML), "name: podinfo", "name: webapp", 1)})
 	var firstUID string
 	deployment := func(chart string) resource.TestCheckFunc {
 		return func(*terraform.State) error {

@@ -58,15 +58,7 @@ func podinfo(t *testing.T, version string) (string, string) {
 func writeChart(t *testing.T, version string, files map[string]string) (string, string) {
 	t.Helper()
 	dir := t.TempDir()
-	for name, content := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testenv.WriteFiles(t, dir, files)
 	return chartArchive(t, dir, version)
 }
 

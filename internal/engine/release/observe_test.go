@@ -70,6 +70,17 @@ func fxStorage(t *testing.T, rls ...*helmrelease.Release) driver.Driver {
 	return mem
 }
 
+// fxRequest is a request for spec and st on storage holding stored, whose
+// desired chart is the fixtures' and desired values are config.
+func fxRequest(t *testing.T, spec *Spec, st *Status, config map[string]any, stored ...*helmrelease.Release) *request {
+	t.Helper()
+	return &request{
+		spec: spec, st: st, name: fxName,
+		sess:    &session{driver: fxStorage(t, stored...), storageNS: fxNS, releaseNS: fxNS},
+		desired: syncInputs{chartName: "podinfo", chartVersion: "1.0.0", chartDigest: spec.ChartDigest, configDigest: DigestValues(config)},
+	}
+}
+
 // fxHistory is the history this resource would have recorded for rls,
 // newest first.
 func fxHistory(rls ...*helmrelease.Release) []Snapshot {
@@ -154,11 +165,7 @@ func TestObserveState(t *testing.T) {
 			if config == nil {
 				config = values
 			}
-			r := &request{
-				spec: spec, st: st, name: fxName,
-				sess:    &session{driver: fxStorage(t, c.stored...), storageNS: fxNS, releaseNS: fxNS},
-				desired: syncInputs{chartName: "podinfo", chartVersion: "1.0.0", chartDigest: spec.ChartDigest, configDigest: DigestValues(config)},
-			}
+			r := fxRequest(t, spec, st, config, c.stored...)
 			s, err := r.observeState(context.Background(), false)
 			if err != nil {
 				t.Fatal(err)
@@ -208,11 +215,7 @@ func TestDecide_force(t *testing.T) {
 			if config == nil {
 				config = values
 			}
-			r := &request{
-				spec: spec, st: st, name: fxName,
-				sess:    &session{driver: fxStorage(t, c.stored...), storageNS: fxNS, releaseNS: fxNS},
-				desired: syncInputs{chartName: "podinfo", chartVersion: "1.0.0", chartDigest: spec.ChartDigest, configDigest: DigestValues(config)},
-			}
+			r := fxRequest(t, spec, st, config, c.stored...)
 			s, err := r.observeState(context.Background(), false)
 			if err != nil {
 				t.Fatal(err)
