@@ -12,14 +12,17 @@ import (
 // NewServer is the provider's protocol 6 server: the framework's, with every
 // resource RPC given a context that lets go of the request once it returns.
 //
-// Why: terraform-plugin-framework (v1.19) keeps the cancel function of every
+// Why: terraform-plugin-framework keeps the cancel function of every
 // request's context until StopProvider, which tofu and terraform only send on
-// an interrupt (proto6server.Server.registerContext). Each one holds the whole
-// request context: the SDK's logger options, copied per request, about 14 KB.
-// A plan of 300 releases makes 1,200 resource RPCs, so the provider's live
-// heap grew from 10 to 31 MB over the plan, and with it the GC's heap goal
-// (BenchmarkTofuPlanHelmReleases, provider peak RSS). The framework still
-// keeps its cancel functions, but each now holds only a releasableContext.
+// an interrupt (proto6server.Server.registerContext), and each holds the whole
+// request context, the SDK's logger options included: the provider's live
+// heap grows with the number of resource RPCs of a plan (measure it with
+// BenchmarkTofuPlanHelmReleases, provider peak RSS). The framework still keeps
+// its cancel functions, but each now holds only a releasableContext.
+//
+// Remove this wrapper when terraform-plugin-framework forgets a request's
+// context once its RPC returns (registerContext no longer keeps it until
+// StopProvider): main.go then serves providerserver.NewProtocol6(New(version)).
 //
 // Only the RPCs of ProviderServer are forwarded: stevedore has no list
 // resources, actions or state stores, the optional interfaces tf6server looks
