@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/chart/indexscan"
 	yaml "go.yaml.in/yaml/v3"
 )
 
@@ -46,19 +47,10 @@ const maxIndexSize = 256 << 20
 // rawIndex and rawEntry are the fields of index.yaml that ParseIndex decodes;
 // everything else (descriptions, maintainers, annotations) is skipped by the
 // decoder without being built.
-type rawIndex struct {
-	APIVersion string                `yaml:"apiVersion" json:"apiVersion"`
-	Entries    map[string][]rawEntry `yaml:"entries" json:"entries"`
-}
-
-type rawEntry struct {
-	Name       string   `yaml:"name" json:"name"`
-	Version    string   `yaml:"version" json:"version"`
-	AppVersion string   `yaml:"appVersion" json:"appVersion"`
-	Created    string   `yaml:"created" json:"created"`
-	URLs       []string `yaml:"urls" json:"urls"`
-	Digest     string   `yaml:"digest" json:"digest"`
-}
+type (
+	rawIndex = indexscan.Index
+	rawEntry = indexscan.Entry
+)
 
 // ParseIndex parses index.yaml (or its JSON form) into an Index. It keeps
 // what Helm's repo.LoadIndexFile keeps: entries with a version; a missing
@@ -70,7 +62,7 @@ func ParseIndex(data []byte) (*Index, error) {
 		if err := json.Unmarshal(trimmed, &raw); err != nil {
 			return nil, fmt.Errorf("parse repository index: %w", err)
 		}
-	} else if scanned, ok := scanIndex(data); ok {
+	} else if scanned, ok := indexscan.Scan(data); ok {
 		raw = *scanned
 	} else if err := yaml.Unmarshal(data, &raw); err != nil {
 		return nil, fmt.Errorf("parse repository index: %w", err)

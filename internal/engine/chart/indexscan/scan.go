@@ -1,11 +1,41 @@
-package chart
+// Package indexscan reads the fields of a Helm repository index.yaml that
+// chart resolution needs, without a YAML decoder, and declines what it does
+// not handle (the caller then uses a decoder).
+//
+// Why it exists: a real repository index is large (tens of MB for the big
+// public ones) and a plan reads it in every new provider process. Compare
+// BenchmarkScan with BenchmarkYAMLDecode, on a generated 20 MB index:
+//
+//	go test -run '^$' -bench . -benchmem ./internal/engine/chart/indexscan/
+//
+// and the whole cold resolution with Helm's own loader,
+// BenchmarkIndexCold against BenchmarkIndexColdHelm in internal/engine/chart.
+// Delete this package when a YAML decoder reads such an index about as fast.
+package indexscan
 
 import (
 	"bytes"
 	"strings"
 )
 
-// scanIndex reads the block-style YAML that Helm (and chart-releaser,
+// Index and Entry are the fields of index.yaml that resolution reads; the
+// tags let a YAML or JSON decoder fill the same types.
+type Index struct {
+	APIVersion string             `yaml:"apiVersion" json:"apiVersion"`
+	Entries    map[string][]Entry `yaml:"entries" json:"entries"`
+}
+
+// Entry is one chart version of an index.
+type Entry struct {
+	Name       string   `yaml:"name" json:"name"`
+	Version    string   `yaml:"version" json:"version"`
+	AppVersion string   `yaml:"appVersion" json:"appVersion"`
+	Created    string   `yaml:"created" json:"created"`
+	URLs       []string `yaml:"urls" json:"urls"`
+	Digest     string   `yaml:"digest" json:"digest"`
+}
+
+// Scan reads the block-style YAML that Helm (and chart-releaser,
 // ChartMuseum, ...) write for index.yaml, looking only at the lines it needs:
 // top-level apiVersion, and under entries each chart's list of versions with
 // their name, version, appVersion, created, digest and urls. Every other line
@@ -16,11 +46,11 @@ import (
 // block and flow sequences of URLs, comments and blank lines that such
 // indexes contain. On anything else (anchors, tags, block or multi-line
 // scalars in a field it reads, tabs, flow mappings, duplicate keys, several
-// documents) it gives up and reports ok = false: ParseIndex then uses a YAML
+// documents) it gives up and reports ok = false: the caller then uses a YAML
 // decoder, so an unusual index costs time, never correctness. What it skips
 // it does not validate: a syntax error inside a description goes unnoticed,
 // where Helm would refuse the whole index.
-func scanIndex(data []byte) (idx *rawIndex, ok bool) {
+func Scan(data []byte) (idx *Index, ok bool) {
 	s := indexScanner{data: bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))}
 	return s.scan()
 }
@@ -77,8 +107,8 @@ func (s *indexScanner) peekIndent() int {
 	return indent
 }
 
-func (s *indexScanner) scan() (*rawIndex, bool) {
-	idx := &rawIndex{Entries: map[string][]rawEntry{}}
+func (s *indexScanner) scan() (*Index, bool) {
+	idx := &Index{Entries: map[string][]Entry{}}
 	first := true   // no key read yet
 	marker := false // a leading "---" was read
 	seen := map[string]bool{}
@@ -137,7 +167,7 @@ func (s *indexScanner) scan() (*rawIndex, bool) {
 }
 
 // scanEntries reads the charts under entries, up to the next top-level key.
-func (s *indexScanner) scanEntries(idx *rawIndex) bool {
+func (s *indexScanner) scanEntries(idx *Index) bool {
 	chartIndent := s.peekIndent()
 	if chartIndent <= 0 {
 		return true // empty entries
@@ -162,7 +192,7 @@ func (s *indexScanner) scanEntries(idx *rawIndex) bool {
 			if string(value) != "[]" {
 				return false
 			}
-			idx.Entries[key] = []rawEntry{}
+			idx.Entries[key] = []Entry{}
 			continue
 		}
 		list, ok := s.scanVersions(chartIndent)
@@ -174,8 +204,8 @@ func (s *indexScanner) scanEntries(idx *rawIndex) bool {
 }
 
 // scanVersions reads the sequence of version mappings of one chart.
-func (s *indexScanner) scanVersions(chartIndent int) ([]rawEntry, bool) {
-	var list []rawEntry
+func (s *indexScanner) scanVersions(chartIndent int) ([]Entry, bool) {
+	var list []Entry
 	itemIndent := -1
 	for {
 		indent := s.peekIndent()
@@ -210,8 +240,8 @@ func (s *indexScanner) scanVersions(chartIndent int) ([]rawEntry, bool) {
 
 // scanEntry reads one version mapping whose keys are at fieldIndent; first
 // is the content of its first line (after the dash).
-func (s *indexScanner) scanEntry(fieldIndent int, first []byte) (rawEntry, bool) {
-	var e rawEntry
+func (s *indexScanner) scanEntry(fieldIndent int, first []byte) (Entry, bool) {
+	var e Entry
 	var seen uint8 // the fields read so far, to refuse duplicates
 	// prev is the last key; prevEmpty whether its value was on later lines.
 	var prev string

@@ -1,7 +1,6 @@
-package chart
+package indexscan
 
 import (
-	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -9,19 +8,19 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 )
 
-func yamlIndex(t *testing.T, data []byte) (*rawIndex, error) {
+func yamlIndex(t *testing.T, data []byte) (*Index, error) {
 	t.Helper()
-	var raw rawIndex
+	var raw Index
 	err := yaml.Unmarshal(data, &raw)
 	return &raw, err
 }
 
 // normalise makes nil and empty URL lists and entry lists compare equal, as
 // they are for resolution.
-func normalise(r *rawIndex) *rawIndex {
-	out := &rawIndex{APIVersion: r.APIVersion, Entries: map[string][]rawEntry{}}
+func normalise(r *Index) *Index {
+	out := &Index{APIVersion: r.APIVersion, Entries: map[string][]Entry{}}
 	for k, list := range r.Entries {
-		n := make([]rawEntry, 0, len(list))
+		n := make([]Entry, 0, len(list))
 		for _, e := range list {
 			if len(e.URLs) == 0 {
 				e.URLs = nil
@@ -141,7 +140,7 @@ entries:
 	for _, v := range variants {
 		t.Run(v.name, func(t *testing.T) {
 			want, werr := yamlIndex(t, []byte(v.data))
-			got, ok := scanIndex([]byte(v.data))
+			got, ok := Scan([]byte(v.data))
 			if ok != v.scanned {
 				t.Fatalf("scanned = %v, want %v", ok, v.scanned)
 			}
@@ -159,11 +158,8 @@ entries:
 }
 
 func TestScanIndexAgreesWithYAMLOnLargeIndex(t *testing.T) {
-	data, err := os.ReadFile(bigIndexPath(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, ok := scanIndex(data)
+	data := bigIndexData(t)
+	got, ok := Scan(data)
 	if !ok {
 		t.Fatal("the scanner declined Helm's own output")
 	}
@@ -183,16 +179,16 @@ func FuzzScanIndex(f *testing.F) {
 	f.Add("apiVersion: v1\nentries:\n    a:\n        - version: '1.0'\n          urls:\n            - x\n          created: \"2026-01-01T00:00:00Z\"\n")
 	f.Add("apiVersion: v1\nentries:\n  a:\n  - description: x\n      y\n    version: 2.0.0 # c\n    digest: \"ab\"\n  b: []\n")
 	f.Fuzz(func(t *testing.T, data string) {
-		got, ok := scanIndex([]byte(data))
+		got, ok := Scan([]byte(data))
 		if !ok {
 			return
 		}
-		var want rawIndex
+		var want Index
 		if err := yaml.Unmarshal([]byte(data), &want); err != nil {
 			return
 		}
 		if want.Entries == nil {
-			want.Entries = map[string][]rawEntry{}
+			want.Entries = map[string][]Entry{}
 		}
 		if g, w := normalise(got), normalise(&want); !reflect.DeepEqual(g, w) {
 			t.Fatalf("input %q:\nscanner %+v\nYAML    %+v", data, g, w)
