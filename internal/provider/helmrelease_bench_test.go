@@ -20,8 +20,10 @@ import (
 // ms per release per plan; the provider's peak resident memory (max RSS over
 // the plan's provider processes, from /usr/bin/time); and, per release, the
 // CPU time of the provider processes and of tofu itself, which tell where a
-// plan's time goes on a machine whose cores the cluster shares. Needs `make
-// build`.
+// plan's time goes on a machine whose cores the cluster shares; and the
+// apiserver's requests per release by verb (apiserver_request_total before
+// and after each plan: all clients, so the kwok controllers' few background
+// requests are in it too). Needs `make build`.
 func BenchmarkTofuPlanHelmReleases(b *testing.B) {
 	for _, n := range []int{30, 300} {
 		b.Run("releases="+strconv.Itoa(n), func(b *testing.B) { benchReleases(b, n) })
@@ -89,13 +91,22 @@ resource "stevedore_helmrelease" "r" {
 	// median, which one slow run (a GC, a busy apiserver) does not move.
 	var runs, providerCPU, tofuCPUs []time.Duration
 	peak := 0
+	requests := map[string][]float64{}
 	for b.Loop() {
+		b.StopTimer()
+		before := apiserverRequests(b, env)
+		b.StartTimer()
 		start := time.Now()
 		code, total := tofuCPU(b, dir, rc, "plan", "-input=false", "-detailed-exitcode")
 		if code != 0 {
 			b.Fatalf("plan of %d unchanged releases exited %d: want an empty plan", n, code)
 		}
 		runs = append(runs, time.Since(start))
+		b.StopTimer()
+		for verb, c := range apiserverRequests(b, env) {
+			requests[verb] = append(requests[verb], (c-before[verb])/float64(n))
+		}
+		b.StartTimer()
 		kib, cpu := providerUsage(memLog)
 		_ = os.Remove(memLog)
 		peak = max(peak, kib)
@@ -110,6 +121,48 @@ resource "stevedore_helmrelease" "r" {
 		b.ReportMetric(perRelease(median(providerCPU)), "provider-cpu-ms/release")
 		b.ReportMetric(perRelease(median(tofuCPUs)), "tofu-cpu-ms/release")
 	}
+	for verb, per := range requests {
+		b.ReportMetric(slices.Sorted(slices.Values(per))[len(per)/2], "req-"+verb+"/release")
+	}
+}
+
+// apiserverRequests reads apiserver_request_total from the apiserver's
+// /metrics and sums it by verb, with "-dryrun" appended for server-side dry
+// runs; requests for URLs that are not resources (the scrape itself) are left
+// out.
+func apiserverRequests(b *testing.B, env *testenv.Env) map[string]float64 {
+	b.Helper()
+	out, err := env.Cluster.Kubectl(context.Background(), "get", "--raw", "/metrics")
+	if err != nil {
+		b.Fatal(err)
+	}
+	byVerb := map[string]float64{}
+	for _, line := range strings.Split(out, "\n") {
+		if !strings.HasPrefix(line, "apiserver_request_total{") {
+			continue
+		}
+		end := strings.LastIndexByte(line, '}')
+		labels, value := line[len("apiserver_request_total{"):end], strings.TrimSpace(line[end+1:])
+		l := map[string]string{}
+		for _, kv := range strings.Split(labels, ",") {
+			if k, v, ok := strings.Cut(kv, "="); ok {
+				l[k] = strings.Trim(v, `"`)
+			}
+		}
+		if l["resource"] == "" {
+			continue
+		}
+		c, err := strconv.ParseFloat(value, 64)
+		if err != nil {
+			continue
+		}
+		verb := l["verb"]
+		if l["dry_run"] != "" {
+			verb += "-dryrun"
+		}
+		byVerb[verb] += c
+	}
+	return byVerb
 }
 
 func median(ds []time.Duration) time.Duration {

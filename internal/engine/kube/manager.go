@@ -331,6 +331,9 @@ type DriftOptions struct {
 	// ExclusionSelector skips objects carrying any of these labels or
 	// annotations, in the desired manifest or in the cluster.
 	ExclusionSelector map[string]string
+	// Since are the fingerprints of the objects the last check found in
+	// sync: CheckDrift does not dry-run those that still match.
+	Since Fingerprints
 	// OnError, when set, decides about an object whose dry run failed: a
 	// nil error goes on with the diff it returns (nil leaves the object
 	// out); an error stops Drift with it.
@@ -390,6 +393,31 @@ func (m *Manager) consistentDiff(ctx context.Context, obj *unstructured.Unstruct
 // managers (an HPA's replicas, a webhook's defaults) are not drift, because the
 // dry-run merges them in on both sides.
 func (m *Manager) Drift(ctx context.Context, desired []*unstructured.Unstructured, opts DriftOptions) ([]Drift, error) {
+	r, err := m.CheckDrift(ctx, desired, opts)
+	if err != nil {
+		return nil, err
+	}
+	return r.Drift, nil
+}
+
+// DriftReport is what CheckDrift found.
+type DriftReport struct {
+	// Drift is the objects that differ, sorted by ID.
+	Drift []Drift
+	// InSync is the fingerprint of every object found in sync, for the next
+	// check's DriftOptions.Since.
+	InSync Fingerprints
+	// DryRun is the IDs of the objects that were dry-run, sorted: those
+	// without a fingerprint in DriftOptions.Since, or whose fingerprint no
+	// longer matched.
+	DryRun []string
+}
+
+// CheckDrift is Drift, and skips the dry-run of each object whose fingerprint
+// in opts.Since still matches: it reads the metadata of those objects (one GET
+// each, no dry-run) and dry-runs only those that were written, deleted or
+// recreated since, or whose desired state changed.
+func (m *Manager) CheckDrift(ctx context.Context, desired []*unstructured.Unstructured, opts DriftOptions) (*DriftReport, error) {
 	ignored, err := CompileIgnoreRules(opts.IgnoreRules)
 	if err != nil {
 		return nil, fmt.Errorf("drift detection: %w", err)
@@ -400,12 +428,25 @@ func (m *Manager) Drift(ctx context.Context, desired []*unstructured.Unstructure
 		jsondiff.MaskSecrets(true),
 		jsondiff.Rationalize(true),
 	}
+	digests := make([]string, len(desired))
+	for i, obj := range desired {
+		if digests[i], err = desiredDigest(obj, ignored.For(obj), opts.ExclusionSelector, m.fieldManager); err != nil {
+			return nil, fmt.Errorf("drift detection: %s: %w", Describe(obj), err)
+		}
+	}
+	report := &DriftReport{InSync: Fingerprints{}}
+	unchanged := m.unchangedSince(ctx, desired, digests, opts.Since)
 	// One dry-run per object, as jsondiff.UnstructuredList does, but
 	// concurrently: a plan of hundreds of objects is bound by round trips.
 	set := make(jsondiff.DiffSet, len(desired))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(managerConcurrency)
 	for i, obj := range desired {
+		if unchanged[i] {
+			report.InSync[idOf(obj)] = opts.Since[idOf(obj)]
+			continue
+		}
+		report.DryRun = append(report.DryRun, idOf(obj))
 		ignore := ignored.For(obj)
 		g.Go(func() error {
 			d, err := m.consistentDiff(gctx, obj, append(base[:len(base):len(base)], ignore)...)
@@ -425,22 +466,52 @@ func (m *Manager) Drift(ctx context.Context, desired []*unstructured.Unstructure
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	var out []Drift
-	for _, d := range set {
+	for i, d := range set {
 		if d == nil {
 			continue
 		}
 		switch d.Type {
+		case jsondiff.DiffTypeNone:
+			if live := d.ClusterObject; live != nil && live.GetUID() != "" {
+				report.InSync[idOf(d.DesiredObject)] = Fingerprint{UID: string(live.GetUID()), ResourceVersion: live.GetResourceVersion(), Desired: digests[i]}
+			}
 		case jsondiff.DiffTypeCreate:
-			out = append(out, Drift{ID: idOf(d.DesiredObject), Type: string(d.Type)})
+			report.Drift = append(report.Drift, Drift{ID: idOf(d.DesiredObject), Type: string(d.Type)})
 		case jsondiff.DiffTypeUpdate:
 			live, _ := d.ClusterObject.(*unstructured.Unstructured)
-			out = append(out, Drift{ID: idOf(d.DesiredObject), Type: string(d.Type), Changes: ChangesOf(live, d.Patch)})
+			report.Drift = append(report.Drift, Drift{ID: idOf(d.DesiredObject), Type: string(d.Type), Changes: ChangesOf(live, d.Patch)})
 		}
 	}
 	// Sorted like inventories, so that state does not depend on apply order.
-	slices.SortFunc(out, func(a, b Drift) int { return strings.Compare(a.ID, b.ID) })
-	return out, nil
+	slices.SortFunc(report.Drift, func(a, b Drift) int { return strings.Compare(a.ID, b.ID) })
+	slices.Sort(report.DryRun)
+	return report, nil
+}
+
+// unchangedSince says, for each desired object, whether its fingerprint in
+// since still matches: the live object's metadata is read only for the
+// objects that have one.
+func (m *Manager) unchangedSince(ctx context.Context, desired []*unstructured.Unstructured, digests []string, since Fingerprints) []bool {
+	out := make([]bool, len(desired))
+	if len(since) == 0 {
+		return out
+	}
+	var idx []int
+	var objs []*unstructured.Unstructured
+	for i, obj := range desired {
+		if fp, ok := since[idOf(obj)]; ok && fp.Desired == digests[i] {
+			idx, objs = append(idx, i), append(objs, obj)
+		}
+	}
+	if len(objs) == 0 {
+		return out
+	}
+	live, errs := m.Lookup(ctx, objs)
+	for j, i := range idx {
+		// An object that cannot be read now is dry-run, which reports why.
+		out[i] = errs[j] == nil && since[idOf(desired[i])].matches(live[j], digests[i])
+	}
+	return out
 }
 
 func idOf(o client.Object) string {
