@@ -14,6 +14,7 @@ require (
 	github.com/go-task/slim-sprig/v3 v3.0.0
 	github.com/google/cel-go v0.29.2
 	github.com/google/go-containerregistry v0.20.7
+	github.com/google/go-github/v73 v73.0.0
 	github.com/gosimple/slug v1.15.0
 	github.com/hashicorp/terraform-json v0.27.2
 	github.com/hashicorp/terraform-plugin-framework v1.19.0
@@ -25,6 +26,7 @@ require (
 	github.com/sigstore/sigstore v1.10.3
 	github.com/sirupsen/logrus v1.9.4
 	github.com/wI2L/jsondiff v0.6.1
+	gitlab.com/gitlab-org/api/client-go v0.143.3
 	go.yaml.in/yaml/v3 v3.0.5
 	golang.org/x/crypto v0.55.0
 	golang.org/x/sync v0.22.0
@@ -163,7 +165,6 @@ require (
 	github.com/google/certificate-transparency-go v1.3.2 // indirect
 	github.com/google/gnostic-models v0.7.1 // indirect
 	github.com/google/go-cmp v0.7.0 // indirect
-	github.com/google/go-github/v73 v73.0.0 // indirect
 	github.com/google/go-querystring v1.1.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/gorilla/handlers v1.5.2 // indirect
@@ -279,7 +280,6 @@ require (
 	github.com/x448/float16 v0.8.4 // indirect
 	github.com/xlab/treeprint v1.2.0 // indirect
 	github.com/zclconf/go-cty v1.18.1 // indirect
-	gitlab.com/gitlab-org/api/client-go v0.143.3 // indirect
 	go.mongodb.org/mongo-driver v1.17.6 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/contrib/bridges/prometheus v0.67.0 // indirect

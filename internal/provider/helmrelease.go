@@ -44,7 +44,7 @@ func (r *helmReleaseResource) Configure(_ context.Context, req resource.Configur
 	r.data = providerDataFrom(req, resp)
 }
 
-func (r *helmReleaseResource) engine() *release.Engine { return release.New(r.data.kube) }
+func (r *helmReleaseResource) engine() *release.Engine { return r.data.releases }
 
 // configUnknown says the provider configuration is not known yet (plan of a
 // cluster made in the same apply): nothing can be read.
@@ -471,8 +471,9 @@ func (r *helmReleaseResource) Create(ctx context.Context, req resource.CreateReq
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if saved := r.reconcile(ctx, &plan, nil, &resp.Diagnostics); saved {
+	if saved, fps := r.reconcile(ctx, &plan, nil, nil, &resp.Diagnostics); saved {
 		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+		resp.Diagnostics.Append(writeFingerprints(ctx, resp.Private, fps)...)
 	}
 }
 
@@ -490,8 +491,9 @@ func (r *helmReleaseResource) Update(ctx context.Context, req resource.UpdateReq
 		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 		return
 	}
-	if saved := r.reconcile(ctx, &plan, &state, &resp.Diagnostics); saved {
+	if saved, fps := r.reconcile(ctx, &plan, &state, readFingerprints(ctx, req.Private), &resp.Diagnostics); saved {
 		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+		resp.Diagnostics.Append(writeFingerprints(ctx, resp.Private, fps)...)
 	}
 }
 
@@ -499,7 +501,8 @@ func (r *helmReleaseResource) Update(ctx context.Context, req resource.UpdateReq
 // happened. It reports whether m is to be saved: after a failure it is, when
 // the engine says what is in the cluster, so that the next apply continues
 // from there (a failed install is a release that exists, with its counters).
-func (r *helmReleaseResource) reconcile(ctx context.Context, m, state *helmReleaseModel, diags *diag.Diagnostics) bool {
+// since and the fingerprints returned are the drift check's (private state).
+func (r *helmReleaseResource) reconcile(ctx context.Context, m, state *helmReleaseModel, since kube.Fingerprints, diags *diag.Diagnostics) (bool, kube.Fingerprints) {
 	m.ID = types.StringValue(m.Namespace.ValueString() + "/" + m.Name.ValueString())
 	// Unknown at plan when the name was: the defaults apply.
 	if m.ReleaseName.IsUnknown() {
@@ -515,7 +518,7 @@ func (r *helmReleaseResource) reconcile(ctx context.Context, m, state *helmRelea
 	}
 	if r.configUnknown() {
 		diags.AddError("Provider not configured", "helmrelease "+m.ID.ValueString()+": the provider configuration is not known at apply")
-		return false
+		return false, nil
 	}
 	spec, known, d := helmReleaseSpec(ctx, m)
 	diags.Append(d...)
@@ -523,14 +526,17 @@ func (r *helmReleaseResource) reconcile(ctx context.Context, m, state *helmRelea
 		diags.AddError("Unknown values at apply", "helmrelease "+m.ID.ValueString()+": a configuration value is still unknown")
 	}
 	if diags.HasError() {
-		return false
+		return false, nil
 	}
 	setTriggers(ctx, spec, state, m)
 	prev, d := prevStatus(ctx, state)
 	diags.Append(d...)
+	if prev != nil {
+		prev.Fingerprints = since
+	}
 	plannedChartVersion, plannedDigest := m.ChartVersion, m.ConfigDigest
 	if m.Chart.inline() && !r.buildInlineChart(ctx, m, spec, diags) {
-		return false
+		return false, nil
 	}
 
 	status, err := r.engine().Reconcile(ctx, spec, prev)
@@ -539,12 +545,12 @@ func (r *helmReleaseResource) reconcile(ctx context.Context, m, state *helmRelea
 			err = errors.New("the engine returned no status")
 		}
 		addReleaseDiag(diags, "Release failed", err)
-		return false
+		return false, nil
 	}
 	m.setStatus(status)
 	if err != nil {
 		addReleaseDiag(diags, "Release failed", err)
-		return true
+		return true, status.Fingerprints
 	}
 	// What the plan promised must be what happened; when values_from or the
 	// chart changed between plan and apply, say so rather than let Terraform
@@ -558,7 +564,7 @@ func (r *helmReleaseResource) reconcile(ctx context.Context, m, state *helmRelea
 			fmt.Sprintf("helmrelease %s: planned config digest %s, released %s (a values_from object changed); plan again",
 				m.ID.ValueString(), v.ValueString(), status.ConfigDigest))
 	}
-	return true
+	return true, status.Fingerprints
 }
 
 // Read refreshes the release from Helm storage, with the drift of its objects.
@@ -579,6 +585,9 @@ func (r *helmReleaseResource) Read(ctx context.Context, req resource.ReadRequest
 	}
 	prev, diags := prevStatus(ctx, &state)
 	resp.Diagnostics.Append(diags...)
+	if prev != nil {
+		prev.Fingerprints = readFingerprints(ctx, req.Private)
+	}
 	status, err := r.engine().Observe(ctx, spec, prev)
 	if err != nil {
 		addReleaseDiag(&resp.Diagnostics, "Cannot read the release", err)
@@ -594,6 +603,7 @@ func (r *helmReleaseResource) Read(ctx context.Context, req resource.ReadRequest
 	// the previous one's.
 	state.Changes = types.ListNull(driftEntryType)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+	resp.Diagnostics.Append(writeFingerprints(ctx, resp.Private, status.Fingerprints)...)
 }
 
 func (r *helmReleaseResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/chart"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/release"
 )
 
 // Address is the provider's registry address.
@@ -84,6 +85,7 @@ func (p *stevedoreProvider) Configure(ctx context.Context, req provider.Configur
 		return
 	}
 	data.kube = kube.NewFactory(kc, data.fieldManager)
+	data.releases = release.New(data.kube)
 	resp.ResourceData, resp.DataSourceData = data, data
 }
 
@@ -97,7 +99,9 @@ func (p *stevedoreProvider) Resources(context.Context) []func() resource.Resourc
 }
 
 func (p *stevedoreProvider) DataSources(context.Context) []func() datasource.DataSource {
-	return nil
+	return []func() datasource.DataSource{
+		NewResourceSetInputsDataSource,
+	}
 }
 
 // kubeAttrPath maps an engine field name (`exec.command`) to the attribute path
@@ -121,8 +125,11 @@ func defaultCacheDir() string {
 
 // providerData is what Configure hands to every resource.
 type providerData struct {
-	// kube is nil when unknown is set.
+	// kube and releases are nil when unknown is set. releases is the one
+	// release engine of the provider process: it carries what refresh read
+	// to the plan.
 	kube         *kube.Factory
+	releases     *release.Engine
 	unknown      bool
 	fieldManager string
 	cacheDir     string

@@ -45,17 +45,21 @@ var driftExclusion = map[string]string{DriftDetectionKey: DriftDetectionDisabled
 // a server-side apply dry-run of each with our field manager, so that fields
 // other managers own and the manifest does not set are not drift, without the
 // spec's ignored paths and the excluded objects. A missing object is drift of
-// type create; Secret values are masked.
-func detectDrift(ctx context.Context, f *kube.Factory, spec *Spec, rel *helmrelease.Release) ([]kube.Drift, error) {
+// type create; Secret values are masked. The objects whose fingerprint in
+// since still matches are not dry-run; the fingerprints returned are those
+// of the objects in sync now.
+func detectDrift(ctx context.Context, f *kube.Factory, spec *Spec, rel *helmrelease.Release, since kube.Fingerprints) ([]kube.Drift, kube.Fingerprints, error) {
 	objs, m, err := driftInputs(f, rel)
 	if err != nil {
-		return nil, fmt.Errorf("%s: drift detection: %w", helmreleaseRef(spec), err)
+		return nil, nil, fmt.Errorf("%s: drift detection: %w", helmreleaseRef(spec), err)
 	}
-	drift, err := m.Drift(ctx, objs, driftOptions(spec))
+	opts := driftOptions(spec)
+	opts.Since = since
+	r, err := m.CheckDrift(ctx, objs, opts)
 	if err != nil {
-		return nil, driftError(spec, "drift detection", err)
+		return nil, nil, driftError(spec, "drift detection", err)
 	}
-	return drift, nil
+	return r.Drift, r.InSync, nil
 }
 
 // correctDrift server-side applies, with our field manager and ownership

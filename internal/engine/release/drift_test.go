@@ -113,7 +113,7 @@ func (e *driftEnv) correct(t *testing.T) error {
 
 func (e *driftEnv) detect(t *testing.T) []kube.Drift {
 	t.Helper()
-	d, err := detectDrift(testenv.Context(t), e.f, e.spec, e.rel)
+	d, _, err := detectDrift(testenv.Context(t), e.f, e.spec, e.rel, nil)
 	if err != nil {
 		t.Fatalf("detect drift: %v", err)
 	}

@@ -15,13 +15,16 @@ import (
 
 // Engine runs Helm actions against one cluster. It is safe for concurrent use
 // by many resources of one provider process: they share the kube factory (one
-// discovery, one RESTMapper).
+// discovery, one RESTMapper), and the releases refresh read, which the plan
+// that follows takes instead of reading storage again. A provider process
+// keeps one Engine.
 type Engine struct {
 	kube *kube.Factory
+	read *readCache
 }
 
 // New returns an Engine. It does no I/O.
-func New(f *kube.Factory) *Engine { return &Engine{kube: f} }
+func New(f *kube.Factory) *Engine { return &Engine{kube: f, read: newReadCache()} }
 
 // Plan decides, without changing anything, what Reconcile would do first for
 // spec given the status of the last apply (nil on create). It reads the
@@ -41,6 +44,9 @@ func (e *Engine) Plan(ctx context.Context, spec *Spec, prev *Status) (*Plan, err
 	}
 	p.ConfigDigest = r.desired.configDigest
 	r.startAttempt(prev)
+	if prev != nil {
+		r.preread = e.read.take(r.sess.storageNS, r.name, prev.Version)
+	}
 	s, err := r.observeState(ctx, false)
 	if err != nil {
 		return nil, objectError(spec, err)
@@ -128,13 +134,16 @@ func (e *Engine) Observe(ctx context.Context, spec *Spec, prev *Status) (*Status
 	}
 	st.ReleaseName, st.StorageNamespace = name, sess.storageNS
 	setRelease(st, rls)
-	st.Drift = nil
+	defer e.read.put(sess.storageNS, rls)
+	st.Drift, st.Fingerprints = nil, nil
 	if spec.DriftDetection.Mode.Detects() && rls.Info.Status == helmrelease.StatusDeployed {
-		drift, err := detectDrift(ctx, sess.f, spec, rls)
-		if err != nil {
+		var since kube.Fingerprints
+		if prev != nil {
+			since = prev.Fingerprints
+		}
+		if st.Drift, st.Fingerprints, err = detectDrift(ctx, sess.f, spec, rls, since); err != nil {
 			return nil, objectError(spec, err)
 		}
-		st.Drift = drift
 	}
 	return st, nil
 }
@@ -149,6 +158,7 @@ func (e *Engine) Observe(ctx context.Context, spec *Spec, prev *Status) (*Status
 func (e *Engine) Reconcile(ctx context.Context, spec *Spec, prev *Status) (*Status, error) {
 	st := cloneStatus(prev)
 	st.ReleaseName, st.StorageNamespace = ReleaseName(spec), StorageNamespace(spec)
+	e.read.forget(st.StorageNamespace, st.ReleaseName)
 	r, err := e.prepare(ctx, spec, st)
 	if err != nil {
 		markError(st, err)
@@ -203,6 +213,7 @@ func (e *Engine) Uninstall(ctx context.Context, spec *Spec) error {
 		return objectError(spec, err)
 	}
 	name := ReleaseName(spec)
+	e.read.forget(sess.storageNS, name)
 	cfg := sess.config(nil)
 	rls, err := cfg.Releases.Last(name)
 	if errors.Is(err, driver.ErrReleaseNotFound) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"strings"
 	"time"
@@ -43,6 +44,9 @@ type request struct {
 	// forceHandled says the first decision of this apply has been made, and
 	// with it the force request, if any, handled: it forces one action.
 	forceHandled bool
+	// preread is the latest release as refresh read it, for the first
+	// observeState of a plan (Engine.read); nil to read storage.
+	preread *helmrelease.Release
 }
 
 // decide is the pure decision for state s, with the spec's force request
@@ -345,13 +349,13 @@ func (r *request) finish(ctx context.Context) {
 	case err == nil:
 		setRelease(r.st, rls)
 		if rls.Info.Status != helmrelease.StatusDeployed || !r.spec.DriftDetection.Mode.Detects() {
-			r.st.Drift = nil
+			r.st.Drift, r.st.Fingerprints = nil, nil
 		} else if !r.driftFresh {
 			// Best effort: a failed detection here must not fail an apply
 			// that did its job; refresh reports it.
-			drift, err := detectDrift(ctx, r.sess.f, r.spec, rls)
+			drift, fps, err := detectDrift(ctx, r.sess.f, r.spec, rls, r.st.Fingerprints)
 			if err == nil {
-				r.st.Drift = drift
+				r.st.Drift, r.st.Fingerprints = drift, fps
 			}
 		}
 	}
@@ -373,7 +377,7 @@ func setRelease(st *Status, rls *helmrelease.Release) {
 func clearRelease(st *Status) {
 	st.Status, st.Version, st.ChartName, st.ChartVersion, st.AppVersion = "", 0, "", "", ""
 	st.FirstDeployed, st.LastDeployed = time.Time{}, time.Time{}
-	st.Drift = nil
+	st.Drift, st.Fingerprints = nil, nil
 }
 
 // markError records an error that stopped the apply before any action in
@@ -400,5 +404,6 @@ func cloneStatus(prev *Status) *Status {
 	sortSnapshots(st.History)
 	st.Conditions = append([]Condition(nil), prev.Conditions...)
 	st.Drift = append(st.Drift[:0:0], prev.Drift...)
+	st.Fingerprints = maps.Clone(prev.Fingerprints)
 	return &st
 }

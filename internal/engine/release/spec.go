@@ -310,6 +310,10 @@ type Status struct {
 	// Drift is the objects of the release that differ in the cluster, found
 	// by Observe.
 	Drift []kube.Drift
+	// Fingerprints are those of the objects the last drift check found in
+	// sync: the next check dry-runs only the objects written since. The
+	// provider keeps them in private state.
+	Fingerprints kube.Fingerprints
 }
 
 // Snapshot is one release revision, with helm-controller's snapshot fields.

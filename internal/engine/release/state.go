@@ -84,7 +84,7 @@ func outOfSync(rls *helmrelease.Release, cur *Snapshot, st *Status, in syncInput
 // helm-controller's DetermineReleaseState; detect runs drift detection when
 // the release is otherwise in sync and drift correction is on.
 func (r *request) observeState(ctx context.Context, detect bool) (releaseState, error) {
-	rls, err := r.sess.storage(nil).Last(r.name)
+	rls, err := r.lastRelease()
 	if errors.Is(err, driver.ErrReleaseNotFound) {
 		return releaseState{kind: stateAbsent, reason: "no release in storage"}, nil
 	}
@@ -131,17 +131,27 @@ func (r *request) observeState(ctx context.Context, detect bool) (releaseState, 
 		}
 	}
 	if detect && r.spec.DriftDetection.Mode.Corrects() {
-		drift, err := detectDrift(ctx, r.sess.f, r.spec, rls)
+		drift, fps, err := detectDrift(ctx, r.sess.f, r.spec, rls, r.st.Fingerprints)
 		if err != nil {
 			return releaseState{}, err
 		}
-		r.st.Drift, r.driftFresh = drift, true
+		r.st.Drift, r.st.Fingerprints, r.driftFresh = drift, fps, true
 		if len(drift) > 0 {
 			return releaseState{kind: stateDrifted, rls: rls, drift: drift,
 				reason: fmt.Sprintf("%d object(s) of the release differ in the cluster", len(drift))}, nil
 		}
 	}
 	return releaseState{kind: stateInSync, rls: rls, reason: "release is in sync"}, nil
+}
+
+// lastRelease is the latest release in storage: the one refresh read, once,
+// when the request has it.
+func (r *request) lastRelease() (*helmrelease.Release, error) {
+	if rls := r.preread; rls != nil {
+		r.preread = nil
+		return rls, nil
+	}
+	return r.sess.storage(nil).Last(r.name)
 }
 
 func hasFailedHook(hooks []TestHook) bool {

@@ -1,0 +1,118 @@
+package provider
+
+import (
+	"context"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// TestAccHelmRelease_driftSkipMissesNothing: refresh dry-runs only the objects
+// written since the last clean check (their fingerprints are in private
+// state), and no write is missed: a status-only update plans nothing, and a
+// scale, another manager's edit and a delete-and-recreate with other content
+// each show as drift and are corrected.
+func TestAccHelmRelease_driftSkipMissesNothing(t *testing.T) {
+	ns := uniqueNamespace(t, "hr-skip")
+	cacheDir := t.TempDir()
+	chartDir := chartCopy(t, "1.0.0")
+	ctx := context.Background()
+	id := func(kind, group string) string { return ns + "_podinfo_" + group + "_" + kind }
+	cfg := releaseConfig(cacheDir, chartDir, ns, `values = { replicaCount = 1 }`)
+	depKey := client.ObjectKey{Namespace: ns, Name: "podinfo"}
+	updateDeployment := func(update func(c client.Client, d *appsv1.Deployment) error) {
+		c := testClient(t)
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			d := &appsv1.Deployment{}
+			if err := c.Get(ctx, depKey, d); err != nil {
+				return err
+			}
+			return update(c, d)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	corrected := plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionUpdate)
+
+	accTest(t, resource.TestCase{
+		Steps: []resource.TestStep{
+			{Config: cfg},
+			{
+				// Written, but not by a change to what the release sets.
+				PreConfig: func() {
+					updateDeployment(func(c client.Client, d *appsv1.Deployment) error {
+						d.Status.Conditions = append(d.Status.Conditions, appsv1.DeploymentCondition{Type: "Example", Status: corev1.ConditionTrue, Reason: "Test"})
+						return c.Status().Update(ctx, d)
+					})
+				},
+				Config:           cfg,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+			},
+			{
+				PreConfig: func() {
+					updateDeployment(func(c client.Client, d *appsv1.Deployment) error {
+						d.Spec.Replicas = new(int32)
+						*d.Spec.Replicas = 4
+						return c.Update(ctx, d, client.FieldOwner("kubectl"))
+					})
+				},
+				Config: cfg,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					corrected,
+					expectPriorDrift(releaseAddr, map[string][]string{id("Deployment", "apps"): {`/spec/replicas=4->1`}}),
+				}},
+			},
+			{
+				PreConfig: func() {
+					c := testClient(t)
+					cm := &corev1.ConfigMap{}
+					if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "podinfo"}, cm); err != nil {
+						t.Fatal(err)
+					}
+					cm.Data["greeting"] = "edited"
+					if err := c.Update(ctx, cm, client.FieldOwner("someone-else")); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: cfg,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					corrected,
+					expectPriorDrift(releaseAddr, map[string][]string{id("ConfigMap", ""): {`/data/greeting="edited"->"hello"`}}),
+				}},
+			},
+			{
+				// Same name, a new object (new UID) with another target port.
+				PreConfig: func() {
+					c := testClient(t)
+					svc := &corev1.Service{}
+					if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "podinfo"}, svc); err != nil {
+						t.Fatal(err)
+					}
+					if err := c.Delete(ctx, svc); err != nil {
+						t.Fatal(err)
+					}
+					again := &corev1.Service{
+						ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "podinfo", Labels: svc.Labels, Annotations: svc.Annotations},
+						Spec:       corev1.ServiceSpec{Selector: svc.Spec.Selector, Ports: []corev1.ServicePort{{Name: "http", Port: 9898, TargetPort: intstr.FromInt32(9999), Protocol: corev1.ProtocolTCP}}},
+					}
+					if err := c.Create(ctx, again, client.FieldOwner("someone-else")); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: cfg,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					corrected,
+					expectPriorDrift(releaseAddr, map[string][]string{id("Service", ""): {`/spec/ports/0/targetPort=9999->"http"`}}),
+				}},
+			},
+		},
+	})
+}
