@@ -280,6 +280,38 @@ data "stevedore_resourceset_inputs" "oci" {
 	}})
 }
 
+// A url known only at apply: validation waits for it, and Terraform reads the
+// data source during the apply.
+func TestAccResourceSetInputs_unknownUntilApply(t *testing.T) {
+	reg, err := testenv.StartOCIRegistry(testenv.OCIRegistryOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(reg.Close)
+	o := &ociTags{t: t, repo: reg.Host() + "/" + testenv.UniqueName(t, "app"), auth: authn.Anonymous}
+	o.pushNext()
+	config := inputsConfig(fmt.Sprintf(`
+resource "terraform_data" "repo" {
+  input = %s
+}
+
+data "stevedore_resourceset_inputs" "oci" {
+  type     = "OCIArtifactTag"
+  url      = "oci://${terraform_data.repo.output}"
+  insecure = true
+}
+`, q(o.repo)), "oci")
+	inputsAccTest(t, resource.TestCase{Steps: []resource.TestStep{{
+		Config: config,
+		ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+			plancheck.ExpectUnknownValue("terraform_data.inputs", tfjsonpath.New("input").AtSliceIndex(0)),
+		}},
+		ConfigStateChecks: []statecheck.StateCheck{
+			expectInputs("oci", map[string]string{"id": inputs.ID("1.0.0"), "tag": "1.0.0", "digest": o.digest("1.0.0")}),
+		},
+	}}})
+}
+
 var (
 	accRequests = []inputstest.ChangeRequest{
 		{Number: 1, Title: "Old", Author: "ann", Branch: "feat/old", SHA: "a1", Closed: true},
