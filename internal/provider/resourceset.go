@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -39,6 +41,7 @@ type resourceSetModel struct {
 	Inputs             types.Dynamic        `tfsdk:"inputs"`
 	Resources          types.Dynamic        `tfsdk:"resources"`
 	ResourcesTemplate  types.String         `tfsdk:"resources_template"`
+	Steps              types.Dynamic        `tfsdk:"steps"`
 	Wait               types.Bool           `tfsdk:"wait"`
 	Timeout            types.String         `tfsdk:"timeout"`
 	ServiceAccountName types.String         `tfsdk:"service_account_name"`
@@ -83,16 +86,96 @@ func (r *resourceSetResource) ValidateConfig(ctx context.Context, req resource.V
 	if _, err := goObjects(m.Resources, "resources"); err != nil && !errors.Is(err, errUnknownValue) {
 		resp.Diagnostics.AddAttributeError(path.Root("resources"), "Invalid resources", err.Error())
 	}
-	if m.Resources.IsNull() && m.ResourcesTemplate.IsNull() {
-		resp.Diagnostics.AddAttributeError(path.Root("resources"), "Nothing to apply", "set resources, resources_template or both")
+	steps, err := stepsFrom(m.Steps)
+	stepsKnown := !errors.Is(err, errUnknownValue)
+	id := m.Namespace.ValueString() + "/" + m.Name.ValueString()
+	switch {
+	case err != nil && stepsKnown:
+		renderDiagnostic(&resp.Diagnostics, "Invalid steps", err, id)
+	case stepsKnown:
+		if err := resourceset.ValidateSteps(steps, !m.Resources.IsNull() || !m.ResourcesTemplate.IsNull()); err != nil {
+			renderDiagnostic(&resp.Diagnostics, "Invalid steps", err, id)
+		}
+	}
+	noSteps := m.Steps.IsNull() || (stepsKnown && err == nil && len(steps) == 0)
+	if m.Resources.IsNull() && m.ResourcesTemplate.IsNull() && noSteps {
+		resp.Diagnostics.AddAttributeError(path.Root("resources"), "Nothing to apply", "set resources, resources_template or both, or steps")
 	}
 	validateDependencies(&resp.Diagnostics, m.Dependencies)
+}
+
+// stepsFrom reads the `steps` attribute, a list of objects with name,
+// timeout, resources and resources_template. Its errors are
+// *resourceset.StepError, joined, naming the step and the field.
+func stepsFrom(v attr.Value) ([]resourceset.Step, error) {
+	list, err := goObjects(v, "steps")
+	if errors.Is(err, errUnknownValue) {
+		return nil, err
+	}
+	if err != nil {
+		return nil, &resourceset.StepError{Index: -1, Err: err}
+	}
+	out := make([]resourceset.Step, len(list))
+	var errs []error
+	for i, m := range list {
+		out[i].Name, _ = m["name"].(string)
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			if err := setStepField(&out[i], k, m[k]); err != nil {
+				errs = append(errs, &resourceset.StepError{Index: i, Name: out[i].Name, Field: k, Err: err})
+			}
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+// setStepField sets the field k of st to v, a value of the configuration.
+func setStepField(st *resourceset.Step, k string, v any) error {
+	var err error
+	switch k {
+	case "name":
+		if _, ok := v.(string); !ok {
+			err = fmt.Errorf("name must be a string, got %s", typeName(v))
+		}
+	case "timeout":
+		if v == nil {
+			return nil
+		}
+		t, ok := v.(string)
+		if !ok {
+			return fmt.Errorf("timeout must be a Go duration string, got %s", typeName(v))
+		}
+		st.Timeout, err = time.ParseDuration(t)
+	case "resources":
+		list, ok := v.([]any)
+		if !ok && v != nil {
+			return fmt.Errorf("resources must be a list of objects, got %s", typeName(v))
+		}
+		for j, it := range list {
+			o, ok := it.(map[string]any)
+			if !ok {
+				return fmt.Errorf("resources[%d] must be an object, got %s", j, typeName(it))
+			}
+			st.Resources = append(st.Resources, o)
+		}
+	case "resources_template":
+		if v == nil {
+			return nil
+		}
+		t, ok := v.(string)
+		if !ok {
+			return fmt.Errorf("resources_template must be a string, got %s", typeName(v))
+		}
+		st.ResourcesTemplate = t
+	default:
+		err = fmt.Errorf("unknown attribute %q: a step has name, timeout, resources and resources_template", k)
+	}
+	return err
 }
 
 // specFrom builds the engine's spec; known is false when a value it needs is
 // not known yet.
 func specFrom(ctx context.Context, m *resourceSetModel) (spec *resourceset.Spec, known bool, diags diag.Diagnostics) {
-	for _, v := range []attr.Value{m.Name, m.Namespace, m.Inputs, m.Resources, m.ResourcesTemplate, m.Wait, m.Timeout, m.ServiceAccountName, m.Force} {
+	for _, v := range []attr.Value{m.Name, m.Namespace, m.Inputs, m.Resources, m.ResourcesTemplate, m.Steps, m.Wait, m.Timeout, m.ServiceAccountName, m.Force} {
 		if v.IsUnknown() {
 			return nil, false, nil
 		}
@@ -119,6 +202,12 @@ func specFrom(ctx context.Context, m *resourceSetModel) (spec *resourceset.Spec,
 		}
 		diags.AddAttributeError(path.Root("resources"), "Invalid resources", err.Error())
 	}
+	if spec.Steps, err = stepsFrom(m.Steps); err != nil {
+		if errors.Is(err, errUnknownValue) {
+			return nil, false, nil
+		}
+		renderDiagnostic(&diags, "Invalid steps", err, spec.Namespace+"/"+spec.Name)
+	}
 	if t := m.Timeout.ValueString(); t != "" {
 		if spec.Timeout, err = time.ParseDuration(t); err != nil {
 			diags.AddAttributeError(path.Root("timeout"), "Invalid timeout", err.Error())
@@ -142,6 +231,12 @@ func specFrom(ctx context.Context, m *resourceSetModel) (spec *resourceset.Spec,
 // renderDiagnostic turns an engine error into a diagnostic on the attribute
 // that caused it.
 func renderDiagnostic(diags *diag.Diagnostics, summary string, err error, id string) {
+	if errs := stepErrors(err); errs != nil {
+		for _, se := range errs {
+			stepDiagnostic(diags, summary, se, id)
+		}
+		return
+	}
 	var re *resourceset.RenderError
 	var oe *resourceset.OwnershipError
 	var pe *resourceset.PreviewError
@@ -167,6 +262,61 @@ func renderDiagnostic(diags *diag.Diagnostics, summary string, err error, id str
 		}
 		diags.AddError(summary, fmt.Sprintf("resourceset %s: %v", id, err))
 	}
+}
+
+// stepErrors returns the *StepErrors err is, or is a join of, or nil when it
+// is something else.
+func stepErrors(err error) []*resourceset.StepError {
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	out := make([]*resourceset.StepError, 0, len(errs))
+	for _, e := range errs {
+		se, ok := e.(*resourceset.StepError)
+		if !ok {
+			return nil
+		}
+		out = append(out, se)
+	}
+	return out
+}
+
+// stepDiagnostic is the diagnostic of a step's error, on the attribute it
+// names; the detail names the path too, which the CLIs do not print.
+func stepDiagnostic(diags *diag.Diagnostics, summary string, se *resourceset.StepError, id string) {
+	attribute, index := se.Field, -1
+	var re *resourceset.RenderError
+	if errors.As(se.Err, &re) {
+		attribute, index = re.Attribute, re.Index
+	}
+	if se.Index < 0 {
+		diags.AddAttributeError(path.Root("steps"), summary, fmt.Sprintf("resourceset %s: %v", id, se))
+		return
+	}
+	p, _ := specPath(se.Index, attribute, index)
+	diags.AddAttributeError(p, summary, fmt.Sprintf("resourceset %s: %s: %v", id, p, se))
+}
+
+// specPath is the path of a place in the configuration: the step at index
+// step (-1: the set), its attribute (or the set's; "" for the step itself),
+// and the index in that attribute (-1: none). ok is false for the set itself.
+func specPath(step int, attribute string, index int) (p path.Path, ok bool) {
+	switch {
+	case step >= 0:
+		p = path.Root("steps").AtListIndex(step)
+		if attribute != "" {
+			p = p.AtName(attribute)
+		}
+	case attribute != "":
+		p = path.Root(attribute)
+	default:
+		return p, false
+	}
+	if attribute != "" && index >= 0 {
+		p = p.AtListIndex(index)
+	}
+	return p, true
 }
 
 func (r *resourceSetResource) engine() *resourceset.Engine { return resourceset.New(r.data.kube) }
@@ -222,17 +372,14 @@ func (r *resourceSetResource) ModifyPlan(ctx context.Context, req resource.Modif
 	}
 	for _, w := range res.Warnings {
 		detail := fmt.Sprintf("resourceset %s: %s", plan.ID.ValueString(), w.Message)
-		if w.Attribute == "" {
+		p, ok := specPath(w.Step, w.Attribute, w.Index)
+		if !ok {
 			resp.Diagnostics.AddWarning(w.Summary, detail)
 			continue
 		}
-		p := path.Root(w.Attribute)
-		if w.Index >= 0 {
-			p = p.AtListIndex(w.Index)
-		}
 		resp.Diagnostics.AddAttributeWarning(p, w.Summary, detail)
 	}
-	plan.Inventory = plannedInventoryValue(res.Inventory, res.Undecided)
+	plan.Inventory = plannedInventoryValue(res.Inventory, res.Undecided, res.Steps)
 	plan.Manifests = types.StringValue(res.Manifests)
 
 	unchanged := state != nil && state.Drift.Equal(emptyDrift) && state.Inventory.Equal(plan.Inventory) &&
@@ -268,7 +415,7 @@ func (r *resourceSetResource) ModifyPlan(ctx context.Context, req resource.Modif
 // sameSettings compares the configuration that does not show in the rendered
 // manifests.
 func sameSettings(a, b *resourceSetModel) bool {
-	if !a.Wait.Equal(b.Wait) || !a.Timeout.Equal(b.Timeout) || !a.ServiceAccountName.Equal(b.ServiceAccountName) || !a.Force.Equal(b.Force) {
+	if !a.Steps.Equal(b.Steps) || !a.Wait.Equal(b.Wait) || !a.Timeout.Equal(b.Timeout) || !a.ServiceAccountName.Equal(b.ServiceAccountName) || !a.Force.Equal(b.Force) {
 		return false
 	}
 	if len(a.Dependencies) != len(b.Dependencies) {
@@ -288,7 +435,7 @@ func (r *resourceSetResource) Create(ctx context.Context, req resource.CreateReq
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	r.apply(ctx, &plan, nil, &resp.Diagnostics)
+	r.apply(ctx, &plan, nil, nil, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
 
@@ -301,13 +448,14 @@ func (r *resourceSetResource) Update(ctx context.Context, req resource.UpdateReq
 	}
 	prev, diags := inventoryEntries(ctx, state.Inventory)
 	resp.Diagnostics.Append(diags...)
-	r.apply(ctx, &plan, prev, &resp.Diagnostics)
+	r.apply(ctx, &plan, prev, inventorySteps(ctx, state.Inventory), &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
 
 // apply runs the engine and fills m, the plan, with what really happened, also
 // after a failure, so that the state saved with the error is the cluster's.
-func (r *resourceSetResource) apply(ctx context.Context, m *resourceSetModel, prev []kube.Entry, diags *diag.Diagnostics) {
+// prevSteps are the steps of prev's entries.
+func (r *resourceSetResource) apply(ctx context.Context, m *resourceSetModel, prev []kube.Entry, prevSteps map[string]string, diags *diag.Diagnostics) {
 	planned, d := plannedAdoptions(ctx, m.Inventory)
 	diags.Append(d...)
 	m.ID = types.StringValue(m.Namespace.ValueString() + "/" + m.Name.ValueString())
@@ -322,11 +470,17 @@ func (r *resourceSetResource) apply(ctx context.Context, m *resourceSetModel, pr
 		diags.AddError("Unknown values at apply", "resourceset "+m.ID.ValueString()+": inputs or resources are still unknown")
 	}
 	if diags.HasError() {
-		r.keepInventory(m, prev)
+		r.keepInventory(m, prev, prevSteps)
 		return
 	}
 	res, err := r.engine().Apply(ctx, spec, prev, planned)
-	m.Inventory = inventoryValue(res.Inventory)
+	// An entry the set no longer renders keeps the step it was applied by.
+	steps := maps.Clone(prevSteps)
+	if steps == nil {
+		steps = map[string]string{}
+	}
+	maps.Copy(steps, res.Steps)
+	m.Inventory = inventoryValue(res.Inventory, steps)
 	m.Manifests = types.StringValue(res.Manifests)
 	m.Conditions = conditionsValue(res.Conditions)
 	if err != nil {
@@ -334,8 +488,8 @@ func (r *resourceSetResource) apply(ctx context.Context, m *resourceSetModel, pr
 	}
 }
 
-func (r *resourceSetResource) keepInventory(m *resourceSetModel, prev []kube.Entry) {
-	m.Inventory = inventoryValue(prev)
+func (r *resourceSetResource) keepInventory(m *resourceSetModel, prev []kube.Entry, prevSteps map[string]string) {
+	m.Inventory = inventoryValue(prev, prevSteps)
 	if m.Manifests.IsUnknown() {
 		m.Manifests = types.StringNull()
 	}
@@ -391,27 +545,33 @@ func (r *resourceSetResource) Delete(ctx context.Context, req resource.DeleteReq
 	remaining, err := r.engine().Delete(ctx, spec, inv)
 	if err != nil {
 		// Keep what is left in state, so that the next destroy tries again.
-		state.Inventory = inventoryValue(remaining)
+		state.Inventory = inventoryValue(remaining, inventorySteps(ctx, state.Inventory))
 		resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 		resp.Diagnostics.AddError("Resource set delete failed", fmt.Sprintf("resourceset %s: %v", state.ID.ValueString(), err))
 	}
 }
 
-func inventoryValue(entries []kube.Entry) types.List {
-	return plannedInventoryValue(entries, nil)
+// inventoryValue is the inventory with the step of each entry in steps
+// (none or "": null).
+func inventoryValue(entries []kube.Entry, steps map[string]string) types.List {
+	return plannedInventoryValue(entries, nil, steps)
 }
 
-// plannedInventoryValue is the inventory with `adopted` unknown for the IDs in
-// undecided.
-func plannedInventoryValue(entries []kube.Entry, undecided map[string]bool) types.List {
+// plannedInventoryValue is inventoryValue with `adopted` unknown for the IDs
+// in undecided.
+func plannedInventoryValue(entries []kube.Entry, undecided map[string]bool, steps map[string]string) types.List {
 	vals := make([]attr.Value, 0, len(entries))
 	for _, e := range entries {
 		adopted := types.BoolValue(e.Adopted)
 		if undecided[e.ID] {
 			adopted = types.BoolUnknown()
 		}
+		step := types.StringNull()
+		if name := steps[e.ID]; name != "" {
+			step = types.StringValue(name)
+		}
 		vals = append(vals, types.ObjectValueMust(inventoryEntryType.AttrTypes, map[string]attr.Value{
-			"id": types.StringValue(e.ID), "v": types.StringValue(e.V), "adopted": adopted,
+			"id": types.StringValue(e.ID), "v": types.StringValue(e.V), "adopted": adopted, "step": step,
 		}))
 	}
 	return types.ListValueMust(inventoryEntryType, vals)
@@ -421,6 +581,23 @@ type inventoryEntryModel struct {
 	ID      types.String `tfsdk:"id"`
 	V       types.String `tfsdk:"v"`
 	Adopted types.Bool   `tfsdk:"adopted"`
+	Step    types.String `tfsdk:"step"`
+}
+
+// inventorySteps maps the IDs of an inventory's entries to their steps.
+func inventorySteps(ctx context.Context, l types.List) map[string]string {
+	if l.IsNull() || l.IsUnknown() {
+		return nil
+	}
+	var raw []inventoryEntryModel
+	if diags := l.ElementsAs(ctx, &raw, false); diags.HasError() {
+		return nil
+	}
+	out := make(map[string]string, len(raw))
+	for _, e := range raw {
+		out[e.ID.ValueString()] = e.Step.ValueString()
+	}
+	return out
 }
 
 func inventoryEntries(ctx context.Context, l types.List) ([]kube.Entry, diag.Diagnostics) {

@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"fmt"
 	"regexp"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
@@ -12,13 +13,15 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/resourceset"
 )
 
 var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 
 var (
 	inventoryEntryType = types.ObjectType{AttrTypes: map[string]attr.Type{
-		"id": types.StringType, "v": types.StringType, "adopted": types.BoolType,
+		"id": types.StringType, "v": types.StringType, "adopted": types.BoolType, "step": types.StringType,
 	}}
 	driftChangeType = types.ObjectType{AttrTypes: map[string]attr.Type{
 		"op": types.StringType, "path": types.StringType, "from": types.StringType, "to": types.StringType,
@@ -34,7 +37,9 @@ var (
 func resourceSetSchema() schema.Schema {
 	replace := []planmodifier.String{stringplanmodifier.RequiresReplace()}
 	return schema.Schema{
-		// Version 1 added `adopted` to the inventory entries.
+		// Version 1 added `adopted` to the inventory entries. `step` came
+		// later without a version: entries without it read as null, which is
+		// what a set without steps plans.
 		Version: 1,
 		Description: "A set of Kubernetes objects rendered from a matrix of inputs through `<< >>` templates, " +
 			"applied server-side in stages, pruned when they leave the set, with the semantics of flux-operator's ResourceSet. " +
@@ -72,9 +77,20 @@ func resourceSetSchema() schema.Schema {
 					"the clock: `now`, `ago`, ...; the environment: `env`, ...) is refused at plan: the plan renders the templates and the apply renders them again, " +
 					"so the objects would never match the plan.",
 			},
+			"steps": schema.DynamicAttribute{
+				Optional: true,
+				MarkdownDescription: "List of at most " + fmt.Sprint(resourceset.MaxSteps) + " steps, flux-operator's `.spec.steps`, instead of `resources` and " +
+					"`resources_template`: objects `{ name, timeout, resources, resources_template }`. `name` is a DNS label unique in the set; " +
+					"`resources` and `resources_template` (at least one) render the step's objects with the set's `inputs`, as the set's own do; " +
+					"`timeout` (a Go duration, default the set's `timeout`) bounds the step's health check. The steps are applied in order; " +
+					"after each step but the last (the last too with `wait`) its objects are health-checked with kstatus, and a step that fails " +
+					"stops the apply with `step \"<name>\" health check failed`: later steps are not applied, nothing is pruned, and the state " +
+					"records what was applied. An object defined in two steps is an error at plan. " +
+					"(An attribute rather than blocks: the framework allows no dynamic `resources` inside a list of blocks.)",
+			},
 			"wait": schema.BoolAttribute{
 				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
-				Description: "Wait for every object to be Current by kstatus (Deployments available, Jobs complete, ...).",
+				Description: "Wait for every object to be Current by kstatus (Deployments available, Jobs complete, ...). With `steps`, the objects of the last step: the others are always waited for.",
 			},
 			"timeout": schema.StringAttribute{
 				Optional: true, Computed: true, Default: stringdefault.StaticString("5m"),
@@ -95,7 +111,8 @@ func resourceSetSchema() schema.Schema {
 					"`adopted` is true for an object that existed before the set first applied it: prune and destroy never delete an adopted object, " +
 					"they only remove the owner labels from it. The plan shows it for objects new to the inventory, read from the cluster; it is unknown " +
 					"for an object that already carries this set's owner labels (a set replaced after a failed apply), and the apply decides it. " +
-					"Entries written before the provider recorded adoption read as not adopted.",
+					"Entries written before the provider recorded adoption read as not adopted. " +
+					"`step` is the name of the step that applies the object (null without `steps`, and for an object that left the set and awaits its prune).",
 			},
 			"manifests": schema.StringAttribute{
 				Computed:    true,

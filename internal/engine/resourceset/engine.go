@@ -42,12 +42,18 @@ type Result struct {
 	// Warnings, after a plan, name what the render did that the user may not
 	// expect (see desired).
 	Warnings []Warning
+	// Steps maps the ID of each object the set renders to the name of its
+	// step ("" without steps); an inventory entry that is not listed left
+	// the set and awaits its prune. Nil when the set did not render.
+	Steps map[string]string
 }
 
-// Warning is something a plan says about the rendered objects. Attribute
-// ("resources", "resources_template", or "" for the set) and Index (-1 for
+// Warning is something a plan says about the rendered objects. Step (the
+// position in Spec.Steps, -1 for none), Attribute ("resources",
+// "resources_template", or "" for the set or the step) and Index (-1 for
 // none) locate it in the configuration.
 type Warning struct {
+	Step      int
 	Attribute string
 	Index     int
 	Summary   string
@@ -74,30 +80,57 @@ func (e *Engine) manager(spec *Spec) (*kube.Manager, error) {
 // Desired renders the spec and defaults the namespaces of the rendered objects
 // with the cluster's RESTMapper (a kind whose CRD is in the set needs no
 // mapping). It reads discovery but writes nothing.
+// With steps, the objects are in step order.
 func (e *Engine) Desired(ctx context.Context, spec *Spec) ([]*unstructured.Unstructured, error) {
-	objs, _, err := e.desired(spec)
-	return objs, err
+	parts, _, err := e.desired(spec)
+	return flatten(parts), err
 }
 
-// desired is Desired with what the plan warns about: template output read
-// as another type, namespaces on cluster-scoped objects, objects rendered
-// more than once with different content.
-func (e *Engine) desired(spec *Spec) ([]*unstructured.Unstructured, []Warning, error) {
-	objs, warnings, err := render(spec)
-	if err != nil {
+// desired is Desired step by step, with what the plan warns about: template
+// output read as another type, namespaces on cluster-scoped objects, objects
+// rendered more than once in a step with different content. Invalid steps
+// and an object that two steps render are *StepErrors.
+func (e *Engine) desired(spec *Spec) ([]part, []Warning, error) {
+	if err := ValidateSteps(spec.Steps, len(spec.Resources) > 0 || spec.ResourcesTemplate != ""); err != nil {
 		return nil, nil, err
+	}
+	parts := spec.parts()
+	var warnings []Warning
+	for i := range parts {
+		objs, ws, err := render(spec.forPart(parts[i]))
+		if err != nil {
+			return nil, nil, parts[i].wrap("", err)
+		}
+		parts[i].objs = objs
+		warnings = append(warnings, inStep(ws, parts[i].index)...)
 	}
 	mapper, err := e.kube.RESTMapper()
 	if err != nil {
 		return nil, nil, err
 	}
-	ignored, err := defaultNamespaces(objs, newScopes(mapper, objs), spec.Namespace)
-	if err != nil {
+	// A kind whose CRD another step applies is known too.
+	s := newScopes(mapper, flatten(parts))
+	for i, p := range parts {
+		ignored, err := defaultNamespaces(p.objs, s, spec.Namespace)
+		if err != nil {
+			return nil, nil, p.wrap("", err)
+		}
+		warnings = append(warnings, inStep(ignored, p.index)...)
+		warnings = append(warnings, inStep(duplicates(p.objs), p.index)...)
+		parts[i].objs = finish(p.objs, spec)
+	}
+	if err := crossStepDuplicates(parts); err != nil {
 		return nil, nil, err
 	}
-	warnings = append(warnings, ignored...)
-	warnings = append(warnings, duplicates(objs)...)
-	return finish(objs, spec), warnings, nil
+	return parts, warnings, nil
+}
+
+// inStep locates warnings in the step at index (-1: none).
+func inStep(warnings []Warning, index int) []Warning {
+	for i := range warnings {
+		warnings[i].Step = index
+	}
+	return warnings
 }
 
 // Plan returns the inventory and manifests an apply of spec will leave. prev
@@ -109,10 +142,11 @@ func (e *Engine) Plan(ctx context.Context, spec *Spec, prev []kube.Entry) (*Resu
 	if err := kube.ValidateDependencies(spec.Dependencies); err != nil {
 		return nil, err
 	}
-	objs, warnings, err := e.desired(spec)
+	parts, warnings, err := e.desired(spec)
 	if err != nil {
 		return nil, err
 	}
+	objs := flatten(parts)
 	manifests, err := Manifests(objs)
 	if err != nil {
 		return nil, err
@@ -121,13 +155,17 @@ func (e *Engine) Plan(ctx context.Context, spec *Spec, prev []kube.Entry) (*Resu
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Inventory: inventoryOf(objs, adopted), Manifests: manifests, Undecided: undecided, Warnings: warnings}, nil
+	return &Result{Inventory: inventoryOf(objs, adopted), Manifests: manifests, Undecided: undecided, Warnings: warnings,
+		Steps: stepsOf(parts)}, nil
 }
 
 // Apply waits for the dependencies, decides which objects new to the
 // inventory it adopts, applies the set in stages, prunes the objects of prev
-// that left it, and with spec.Wait waits for the objects. planned is what the
-// plan showed of the new objects' adoption: an object that appeared or
+// that left it, and with spec.Wait waits for the objects. With steps, each
+// step is applied in order, and the objects of each but the last are waited
+// for (kstatus, the step's timeout) before the next starts; a step that fails
+// is a *StepError and stops the sequence before the prune. planned is what
+// the plan showed of the new objects' adoption: an object that appeared or
 // disappeared since fails the apply before anything is applied, as does an
 // object owned by another set. The result is never nil: after a failure its
 // inventory holds what the cluster really has (applied objects, and stale ones
@@ -138,19 +176,17 @@ func (e *Engine) Apply(ctx context.Context, spec *Spec, prev []kube.Entry, plann
 		res.Conditions = []Condition{{Type: "Ready", Status: "False", Reason: reason, Message: err.Error()}}
 		return res, err
 	}
-	timeout := spec.Timeout
-	if timeout <= 0 {
-		timeout = DefaultTimeout
-	}
 
 	deps, err := kube.CompileDependencies(spec.Dependencies)
 	if err != nil {
 		return fail(ReasonBuildFailed, err)
 	}
-	objs, err := e.Desired(ctx, spec)
+	parts, _, err := e.desired(spec)
 	if err != nil {
 		return fail(ReasonBuildFailed, err)
 	}
+	objs := flatten(parts)
+	res.Steps = stepsOf(parts)
 	if res.Manifests, err = Manifests(objs); err != nil {
 		return fail(ReasonBuildFailed, err)
 	}
@@ -159,41 +195,56 @@ func (e *Engine) Apply(ctx context.Context, spec *Spec, prev []kube.Entry, plann
 		return fail(ReasonReconciliationFailed, err)
 	}
 
-	if err := deps.Wait(ctx, m.Client(), timeout, kube.DependencyPollInterval); err != nil {
+	if err := deps.Wait(ctx, m.Client(), spec.timeout(), kube.DependencyPollInterval); err != nil {
 		return fail(ReasonDependencyNotReady, err)
 	}
 
 	// Decided after the wait for dependencies, as close to the apply as
-	// possible.
+	// possible, for every step at once.
 	adopted, err := e.applyAdoption(ctx, m, spec, objs, prev, planned)
 	if err != nil {
 		return fail(ReasonReconciliationFailed, err)
 	}
 	desired := inventoryOf(objs, adopted)
 
-	cs, applyErr := m.ApplyStaged(ctx, objs, kube.ApplyOptions{Force: spec.Force, WaitTimeout: timeout})
-	res.Inventory = union(res.Inventory, entriesIn(desired, cs, anyAction))
-	if applyErr != nil {
-		// A stage that fails part way loses its change set; what reached the
-		// cluster is what exists with our owner labels.
-		res.Inventory = union(res.Inventory, ownedExisting(ctx, m, spec, objs, desired))
-		return fail(ReasonReconciliationFailed, fmt.Errorf("apply: %w", applyErr))
+	var applied []kube.Entry // the last step's
+	for i, p := range parts {
+		cs, applyErr := m.ApplyStaged(ctx, p.objs, kube.ApplyOptions{Force: spec.Force, WaitTimeout: p.timeout})
+		applied = entriesIn(desired, cs, anyAction)
+		res.Inventory = union(res.Inventory, applied)
+		if applyErr != nil {
+			// A stage that fails part way loses its change set; what reached
+			// the cluster is what exists with our owner labels.
+			res.Inventory = union(res.Inventory, ownedExisting(ctx, m, spec, p.objs, desired))
+			return fail(ReasonReconciliationFailed, p.failed("apply failed", "apply", applyErr))
+		}
+		if i < len(parts)-1 && len(applied) > 0 {
+			if err := waitFor(ctx, m, applied, p.timeout); err != nil {
+				return fail(ReasonHealthCheckFailed, p.failed("health check failed", "wait", err))
+			}
+		}
 	}
 
-	remaining, pruneErr := prune(ctx, m, spec, subtract(prev, desired), timeout)
+	remaining, pruneErr := prune(ctx, m, spec, subtract(prev, desired), spec.timeout())
 	res.Inventory = union(desired, remaining)
 	if pruneErr != nil {
 		return fail(ReasonReconciliationFailed, fmt.Errorf("prune: %w", pruneErr))
 	}
 
-	if spec.Wait && len(desired) > 0 {
-		if err := m.Wait(ctx, desired, kube.WaitOptions{Interval: 2 * time.Second, Timeout: timeout, FailFast: true}); err != nil {
-			return fail(ReasonHealthCheckFailed, fmt.Errorf("wait: %w", err))
+	if last := parts[len(parts)-1]; spec.Wait && len(applied) > 0 {
+		if err := waitFor(ctx, m, applied, last.timeout); err != nil {
+			return fail(ReasonHealthCheckFailed, last.failed("health check failed", "wait", err))
 		}
 	}
 	res.Conditions = []Condition{{Type: "Ready", Status: "True", Reason: ReasonSucceeded,
 		Message: fmt.Sprintf("Applied %d objects", len(desired))}}
 	return res, nil
+}
+
+// waitFor waits until entries are Current by kstatus (Jobs complete),
+// failing early on a Failed object.
+func waitFor(ctx context.Context, m *kube.Manager, entries []kube.Entry, timeout time.Duration) error {
+	return m.WithCompleteJobs().Wait(ctx, entries, kube.WaitOptions{Interval: 2 * time.Second, Timeout: timeout, FailFast: true})
 }
 
 // Drift reports, for the objects the set renders and owns, how the cluster
@@ -228,11 +279,7 @@ func (e *Engine) Delete(ctx context.Context, spec *Spec, inventory []kube.Entry)
 	if err != nil {
 		return inventory, err
 	}
-	timeout := spec.Timeout
-	if timeout <= 0 {
-		timeout = DefaultTimeout
-	}
-	return prune(ctx, m, spec, inventory, timeout)
+	return prune(ctx, m, spec, inventory, spec.timeout())
 }
 
 // fluxWaitTimeout bounds the wait for Flux objects to be finalized before the

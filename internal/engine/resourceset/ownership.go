@@ -28,8 +28,8 @@ type OwnershipError struct {
 	Object string
 	// Owner is the owning set, `namespace/name`.
 	Owner string
-	// Attribute is the part of the spec that renders the object: "resources"
-	// or "resources_template".
+	// Attribute is the part of the spec that renders the object: "resources",
+	// "resources_template" or "steps".
 	Attribute string
 }
 
@@ -211,6 +211,9 @@ func inventoryOf(objs []*unstructured.Unstructured, adopted map[string]bool) []k
 // win over resources_template on duplicates, so an object that resources
 // render alone is theirs. Only error paths call it: it renders again.
 func (e *Engine) attributeOf(ctx context.Context, spec *Spec, id string) string {
+	if len(spec.Steps) > 0 {
+		return "steps"
+	}
 	if len(spec.Resources) == 0 {
 		return "resources_template"
 	}

@@ -40,6 +40,9 @@ type Spec struct {
 	// ResourcesTemplate is a multi-document YAML template rendered once per
 	// input.
 	ResourcesTemplate string
+	// Steps, instead of Resources and ResourcesTemplate, render the objects
+	// in named parts applied one after the other (see Step).
+	Steps []Step
 
 	CommonMetadata CommonMetadata
 	Dependencies   []Dependency
@@ -47,7 +50,7 @@ type Spec struct {
 	// Wait blocks apply until every object is Current by kstatus.
 	Wait bool
 	// Timeout bounds waiting for dependencies, for established CRDs and, with
-	// Wait, for the objects.
+	// Wait, for the objects; it is the timeout of the steps that set none.
 	Timeout time.Duration
 	// ServiceAccountName, when set, makes every request impersonate
 	// system:serviceaccount:<Namespace>:<ServiceAccountName>.
