@@ -2,6 +2,7 @@ package provider
 
 import (
 	"fmt"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -271,5 +272,26 @@ func TestAccResourceSet_stepsValidation(t *testing.T) {
 				ExpectError: regexp.MustCompile(`(?s)steps\[0\]\.resources\[0\]:\s+step\s+"db":\s+resources\[0\]`),
 			},
 		},
+	})
+}
+
+// TestAccResourceSet_stepsExample applies the documented example, in a
+// namespace of its own: the Job completes, then the Deployment is applied.
+func TestAccResourceSet_stepsExample(t *testing.T) {
+	src, err := os.ReadFile("../../examples/resources/stevedore_resourceset/steps.tf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := uniqueNamespace(t, "rs-steps-example")
+	config := providerBlock("") + strings.Replace(string(src), `namespace = "apps"`, fmt.Sprintf("namespace = %q", ns), 1)
+	accTest(t, resource.TestCase{
+		Steps: []resource.TestStep{{
+			Config: config,
+			Check: resource.ComposeTestCheckFunc(
+				checkJobComplete(t, ns, "db-migration-v1-0-0"),
+				checkExists(t, true, "apps/v1", "Deployment", ns, "my-app"),
+				resource.TestCheckResourceAttr("stevedore_resourceset.app", "inventory.0.step", "db-migration"),
+			),
+		}},
 	})
 }
