@@ -1,12 +1,16 @@
 package provider
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
@@ -17,6 +21,8 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
 )
 
 // migrationConfig is flux-operator's steps example: a migration Job of the
@@ -294,4 +300,37 @@ func TestAccResourceSet_stepsExample(t *testing.T) {
 			),
 		}},
 	})
+}
+
+// State written before inventory entries had `step` (and the set `steps`)
+// reads with null steps, which is what a set without steps plans: no diff,
+// and no inconsistent result after the next apply.
+func TestResourceSetStateWithoutSteps(t *testing.T) {
+	ctx := context.Background()
+	old := `{
+  "id": "default/tenants", "name": "tenants", "namespace": "default", "inputs": null, "resources": null,
+  "resources_template": "apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n",
+  "wait": false, "timeout": "5m", "service_account_name": null, "force": false,
+  "common_metadata": null, "dependencies": [],
+  "inventory": [{"id": "_a__Namespace", "v": "v1", "adopted": false}],
+  "manifests": "", "drift": [], "changes": null, "conditions": []
+}`
+	sch := resourceSetSchema()
+	raw, err := (&tfprotov6.RawState{JSON: []byte(old)}).UnmarshalWithOpts(sch.Type().TerraformType(ctx),
+		tfprotov6.UnmarshalOpts{ValueFromJSONOpts: tftypes.ValueFromJSONOpts{IgnoreUndefinedAttributes: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m resourceSetModel
+	if diags := (tfsdk.State{Raw: raw, Schema: sch}).Get(ctx, &m); diags.HasError() {
+		t.Fatal(diags)
+	}
+	if !m.Steps.IsNull() {
+		t.Fatalf("steps %v, want null", m.Steps)
+	}
+	// The engine maps the objects of a set without steps to the step "".
+	planned := plannedInventoryValue([]kube.Entry{{ID: "_a__Namespace", V: "v1"}}, nil, map[string]string{"_a__Namespace": ""})
+	if !m.Inventory.Equal(planned) {
+		t.Fatalf("state inventory %v, planned %v", m.Inventory, planned)
+	}
 }
