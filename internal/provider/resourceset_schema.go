@@ -94,7 +94,7 @@ func resourceSetSchema() schema.Schema {
 			},
 			"timeout": schema.StringAttribute{
 				Optional: true, Computed: true, Default: stringdefault.StaticString("5m"),
-				Description: "Bound of the waits: dependencies, CRDs becoming established, `wait`. A Go duration.",
+				Description: "Bound of the waits: dependencies, CRDs becoming established, `wait`, and of the health check of each step that sets no `timeout`. A Go duration.",
 				Validators:  []validator.String{durationValidator{}},
 			},
 			"service_account_name": schema.StringAttribute{

@@ -79,8 +79,8 @@ func (e *Engine) manager(spec *Spec) (*kube.Manager, error) {
 
 // Desired renders the spec and defaults the namespaces of the rendered objects
 // with the cluster's RESTMapper (a kind whose CRD is in the set needs no
-// mapping). It reads discovery but writes nothing.
-// With steps, the objects are in step order.
+// mapping). It reads discovery but writes nothing. With steps, the objects
+// are in step order.
 func (e *Engine) Desired(ctx context.Context, spec *Spec) ([]*unstructured.Unstructured, error) {
 	parts, _, err := e.desired(spec)
 	return flatten(parts), err

@@ -92,8 +92,8 @@ func TestEngine_stepsPlan(t *testing.T) {
 	if len(res.Inventory) != 4 || fmt.Sprint(res.Steps) != fmt.Sprint(want) {
 		t.Fatalf("inventory %s, steps %v", entryIDs(res.Inventory), res.Steps)
 	}
-	// The namespace defaulted, a-two is the same object as a-one is not, but
-	// a ConfigMap the set's namespace names explicitly is the defaulted one.
+	// An object of step 1 that step 2 renders again is refused, also when
+	// one names the set's namespace and the other leaves it to the default.
 	spec.Steps[1].ResourcesTemplate = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: << inputs.app >>-one, namespace: default}\n"
 	_, err = e.Plan(ctx, spec, nil)
 	var se *StepError
