@@ -63,7 +63,7 @@ func (f lazyString) String() string { return f() }
 
 func entryCheck(id func() string, adopted knownvalue.Check) knownvalue.Check {
 	return knownvalue.ObjectExact(map[string]knownvalue.Check{
-		"id": lazyString(id), "v": knownvalue.StringExact("v1"), "adopted": adopted,
+		"id": lazyString(id), "v": knownvalue.StringExact("v1"), "adopted": adopted, "step": knownvalue.Null(),
 	})
 }
 

@@ -133,7 +133,7 @@ func TestAccResourceSet_tenantsMatrixPruneAndDrift(t *testing.T) {
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(rs, tfjsonpath.New("inventory"), knownvalue.ListSizeExact(9)),
 					statecheck.ExpectKnownValue(rs, tfjsonpath.New("inventory").AtSliceIndex(0), knownvalue.ObjectExact(map[string]knownvalue.Check{
-						"id": knownvalue.StringExact("_tn-a__Namespace"), "v": knownvalue.StringExact("v1"), "adopted": knownvalue.Bool(false),
+						"id": knownvalue.StringExact("_tn-a__Namespace"), "v": knownvalue.StringExact("v1"), "adopted": knownvalue.Bool(false), "step": knownvalue.Null(),
 					})),
 					statecheck.ExpectKnownValue(rs, tfjsonpath.New("conditions").AtSliceIndex(0).AtMapKey("status"), knownvalue.StringExact("True")),
 					statecheck.ExpectKnownValue(rs, tfjsonpath.New("drift"), knownvalue.ListSizeExact(0)),
@@ -325,12 +325,12 @@ resource "stevedore_resourceset" "widgets" {
 					knownvalue.ObjectExact(map[string]knownvalue.Check{
 						"id":      knownvalue.StringExact("_gizmos.acc.stevedore.dev_apiextensions.k8s.io_CustomResourceDefinition"),
 						"v":       knownvalue.StringExact("v1"),
-						"adopted": knownvalue.Bool(false),
+						"adopted": knownvalue.Bool(false), "step": knownvalue.Null(),
 					}),
 					knownvalue.ObjectExact(map[string]knownvalue.Check{
 						"id":      knownvalue.StringExact("default_gizmo-blue_acc.stevedore.dev_Gizmo"),
 						"v":       knownvalue.StringExact("v1"),
-						"adopted": knownvalue.Bool(false),
+						"adopted": knownvalue.Bool(false), "step": knownvalue.Null(),
 					}),
 				})),
 			},
