@@ -513,17 +513,18 @@ func (r *resourceSetResource) Read(ctx context.Context, req resource.ReadRequest
 	}
 	inv, diags := inventoryEntries(ctx, state.Inventory)
 	resp.Diagnostics.Append(diags...)
-	drift, err := r.engine().Drift(ctx, spec, inv)
+	report, err := r.engine().CheckDrift(ctx, spec, inv, readFingerprints(ctx, req.Private))
 	if err != nil {
 		resp.Diagnostics.AddWarning("Cannot check the resource set for drift",
 			fmt.Sprintf("resourceset %s: %v", state.ID.ValueString(), err))
 		return
 	}
-	state.Drift = driftValue(drift)
+	state.Drift = driftValue(report.Drift)
 	// The last apply's changes are history once refreshed: each plan shows
 	// only its own.
 	state.Changes = types.ListNull(driftEntryType)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+	resp.Diagnostics.Append(writeFingerprints(ctx, resp.Private, report.InSync)...)
 }
 
 func (r *resourceSetResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {

@@ -250,6 +250,17 @@ func waitFor(ctx context.Context, m *kube.Manager, entries []kube.Entry, timeout
 // Drift reports, for the objects the set renders and owns, how the cluster
 // differs from them: edited fields and deleted objects.
 func (e *Engine) Drift(ctx context.Context, spec *Spec, inventory []kube.Entry) ([]kube.Drift, error) {
+	r, err := e.CheckDrift(ctx, spec, inventory, nil)
+	if err != nil {
+		return nil, err
+	}
+	return r.Drift, nil
+}
+
+// CheckDrift is Drift, which dry-runs only the objects whose fingerprint in
+// since (the InSync of the last check) no longer matches: those written,
+// deleted or recreated since, or whose desired state changed.
+func (e *Engine) CheckDrift(ctx context.Context, spec *Spec, inventory []kube.Entry, since kube.Fingerprints) (*kube.DriftReport, error) {
 	objs, err := e.Desired(ctx, spec)
 	if err != nil {
 		return nil, err
@@ -268,7 +279,7 @@ func (e *Engine) Drift(ctx context.Context, spec *Spec, inventory []kube.Entry) 
 	if err != nil {
 		return nil, err
 	}
-	return m.Drift(ctx, check, kube.DriftOptions{})
+	return m.CheckDrift(ctx, check, kube.DriftOptions{Since: since})
 }
 
 // Delete prunes the whole inventory, as prune does: adopted objects stay in
