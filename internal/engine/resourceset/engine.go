@@ -82,6 +82,10 @@ func (e *Engine) manager(spec *Spec) (*kube.Manager, error) {
 // mapping). It reads discovery but writes nothing. With steps, the objects
 // are in step order.
 func (e *Engine) Desired(ctx context.Context, spec *Spec) ([]*unstructured.Unstructured, error) {
+	spec, err := e.ResolveInputs(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
 	parts, _, err := e.desired(spec)
 	return flatten(parts), err
 }
@@ -142,6 +146,10 @@ func (e *Engine) Plan(ctx context.Context, spec *Spec, prev []kube.Entry) (*Resu
 	if err := kube.ValidateDependencies(spec.Dependencies); err != nil {
 		return nil, err
 	}
+	spec, err := e.ResolveInputs(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
 	parts, warnings, err := e.desired(spec)
 	if err != nil {
 		return nil, err
@@ -179,6 +187,9 @@ func (e *Engine) Apply(ctx context.Context, spec *Spec, prev []kube.Entry, plann
 
 	deps, err := kube.CompileDependencies(spec.Dependencies)
 	if err != nil {
+		return fail(ReasonBuildFailed, err)
+	}
+	if spec, err = e.ResolveInputs(ctx, spec); err != nil {
 		return fail(ReasonBuildFailed, err)
 	}
 	parts, _, err := e.desired(spec)

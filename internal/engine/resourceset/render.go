@@ -160,6 +160,9 @@ func render(spec *Spec) ([]*unstructured.Unstructured, []Warning, error) {
 	inputs := spec.Inputs
 	inputIndex := func(i int) int { return i }
 	if len(inputs) == 0 {
+		if len(spec.InputsFrom) > 0 {
+			return nil, nil, nil // providers that export nothing: no object
+		}
 		inputs = []map[string]any{{}}
 		inputIndex = func(int) int { return -1 }
 	}

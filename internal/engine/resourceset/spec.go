@@ -35,6 +35,15 @@ type Spec struct {
 	// Inputs is the matrix: every resource is rendered once per input. No
 	// inputs renders everything once, with an empty input.
 	Inputs []map[string]any
+	// InputsFrom are ResourceSetInputProvider objects whose exported inputs
+	// join Inputs, read from the cluster by ResolveInputs (which Plan, Apply,
+	// Desired and Preview call); InputStrategy is how ("" is Flatten). A set
+	// with InputsFrom and no inputs at all renders no object, as
+	// flux-operator's, rather than everything once.
+	InputsFrom    []InputsFrom
+	InputStrategy string
+	// inputsResolved is true once Inputs hold the inputs of InputsFrom.
+	inputsResolved bool
 	// Resources are manifests whose strings may hold templates.
 	Resources []map[string]any
 	// ResourcesTemplate is a multi-document YAML template rendered once per
