@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Builds the hashicorp/helm Terraform provider v3.1.2 into a directory ($1,
+# default bin/helm-provider under the repository root) as
+# terraform-provider-helm, for a dev_overrides entry of "hashicorp/helm", and
+# prints the directory. BenchmarkTofuPlanVersusHelmProvider
+# (internal/provider/compare_bench_test.go) reads it from
+# STEVEDORE_HELM_PROVIDER_DIR. Not part of make tools: CI does not need it.
+#
+# `go install github.com/hashicorp/terraform-provider-helm/v3@v3.1.2` cannot
+# work: the module path in the tag's go.mod has no /v3 suffix, so the module
+# proxy serves no v3.x version of it under either path. The source comes from
+# git instead: $HELM_PROVIDER_GIT, a git directory holding the tag (a clone or
+# a bare mirror); or else a local mirror at
+# /work/.mirror/hashicorp+terraform-provider-helm/repo if there is one; or else
+# a shallow clone from GitHub. Its dependencies come through the Go module
+# proxy (GOPROXY) as usual. The tag's go.mod asks for go 1.25.8; with an older
+# local Go, set GOTOOLCHAIN (e.g. GOTOOLCHAIN=go1.27.3) for this script.
+set -euo pipefail
+
+version=v3.1.2
+root=$(cd "$(dirname "$0")/../.." && pwd)
+out=${1:-$root/bin/helm-provider}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+git_dir=${HELM_PROVIDER_GIT:-}
+if [ -z "$git_dir" ] && [ -d /work/.mirror/hashicorp+terraform-provider-helm/repo ]; then
+	git_dir=/work/.mirror/hashicorp+terraform-provider-helm/repo
+fi
+if [ -z "$git_dir" ]; then
+	git clone --quiet --bare --depth 1 --branch "$version" \
+		https://github.com/hashicorp/terraform-provider-helm "$work/git" >&2
+	git_dir=$work/git
+fi
+
+mkdir "$work/src"
+git --git-dir="$git_dir" archive "$version" | tar -x -C "$work/src"
+(
+	cd "$work/src"
+	go build -buildvcs=false -trimpath -ldflags "-s -w -X main.Version=${version#v}" \
+		-o "$out/terraform-provider-helm" .
+) >&2
+echo "$out"
