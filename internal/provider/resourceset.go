@@ -14,7 +14,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/resourceset"
@@ -48,6 +50,8 @@ type resourceSetModel struct {
 	Force              types.Bool           `tfsdk:"force"`
 	CommonMetadata     *commonMetadataModel `tfsdk:"common_metadata"`
 	Dependencies       []dependencyModel    `tfsdk:"dependencies"`
+	InputsFrom         types.List           `tfsdk:"inputs_from"`
+	InputStrategy      types.Object         `tfsdk:"input_strategy"`
 	Inventory          types.List           `tfsdk:"inventory"`
 	Manifests          types.String         `tfsdk:"manifests"`
 	Drift              types.List           `tfsdk:"drift"`
@@ -102,6 +106,11 @@ func (r *resourceSetResource) ValidateConfig(ctx context.Context, req resource.V
 		resp.Diagnostics.AddAttributeError(path.Root("resources"), "Nothing to apply", "set resources, resources_template or both, or steps")
 	}
 	validateDependencies(&resp.Diagnostics, m.Dependencies)
+	if refs, strategy, known, diags := inputsFromFrom(ctx, m.InputsFrom, m.InputStrategy); known && !diags.HasError() {
+		renderDiagnostic(&resp.Diagnostics, "Invalid inputs_from", resourceset.ValidateInputsFrom(refs, strategy), id)
+	} else {
+		resp.Diagnostics.Append(diags...)
+	}
 }
 
 // stepsFrom reads the `steps` attribute, a list of objects with name,
@@ -225,12 +234,31 @@ func specFrom(ctx context.Context, m *resourceSetModel) (spec *resourceset.Spec,
 		return nil, false, diags
 	}
 	spec.Dependencies = deps
+	refs, strategy, known, d := inputsFromFrom(ctx, m.InputsFrom, m.InputStrategy)
+	diags.Append(d...)
+	if !known {
+		return nil, false, diags
+	}
+	spec.InputsFrom, spec.InputStrategy = refs, strategy
 	return spec, true, diags
 }
 
 // renderDiagnostic turns an engine error into a diagnostic on the attribute
 // that caused it.
 func renderDiagnostic(diags *diag.Diagnostics, summary string, err error, id string) {
+	if err == nil {
+		return
+	}
+	if errs := inputsFromErrors(err); errs != nil {
+		for _, e := range errs {
+			p := path.Root(e.Attribute)
+			if e.Index >= 0 {
+				p = p.AtListIndex(e.Index)
+			}
+			diags.AddAttributeError(p, summary, fmt.Sprintf("resourceset %s: %v", id, e))
+		}
+		return
+	}
 	if errs := stepErrors(err); errs != nil {
 		for _, se := range errs {
 			stepDiagnostic(diags, summary, se, id)
@@ -365,6 +393,13 @@ func (r *resourceSetResource) ModifyPlan(ctx context.Context, req resource.Modif
 		prev, diags = inventoryEntries(ctx, state.Inventory)
 		resp.Diagnostics.Append(diags...)
 	}
+	// The inputs of inputs_from are read once, for the render and the
+	// dry runs alike.
+	spec, err := r.engine().ResolveInputs(ctx, spec)
+	if err != nil {
+		renderDiagnostic(&resp.Diagnostics, "Cannot plan the resource set", err, plan.ID.ValueString())
+		return
+	}
 	res, err := r.engine().Plan(ctx, spec, prev)
 	if err != nil {
 		renderDiagnostic(&resp.Diagnostics, "Cannot plan the resource set", err, spec.Namespace+"/"+spec.Name)
@@ -415,6 +450,9 @@ func (r *resourceSetResource) ModifyPlan(ctx context.Context, req resource.Modif
 // sameSettings compares the configuration that does not show in the rendered
 // manifests.
 func sameSettings(a, b *resourceSetModel) bool {
+	if !a.InputsFrom.Equal(b.InputsFrom) || !a.InputStrategy.Equal(b.InputStrategy) {
+		return false
+	}
 	if !a.Steps.Equal(b.Steps) || !a.Wait.Equal(b.Wait) || !a.Timeout.Equal(b.Timeout) || !a.ServiceAccountName.Equal(b.ServiceAccountName) || !a.Force.Equal(b.Force) {
 		return false
 	}
@@ -473,6 +511,24 @@ func (r *resourceSetResource) apply(ctx context.Context, m *resourceSetModel, pr
 		r.keepInventory(m, prev, prevSteps)
 		return
 	}
+	if len(spec.InputsFrom) > 0 && !m.Manifests.IsUnknown() && !m.Manifests.IsNull() {
+		// The providers are read again: inputs exported since the plan
+		// would apply objects the plan did not show.
+		if resolved, err := r.engine().ResolveInputs(ctx, spec); err == nil {
+			objs, err := r.engine().Desired(ctx, resolved)
+			if err == nil {
+				if got, err := resourceset.Manifests(objs); err == nil && got != m.Manifests.ValueString() {
+					diags.AddAttributeError(path.Root("inputs_from"), "Inputs changed since the plan",
+						"resourceset "+m.ID.ValueString()+": the exported inputs of the ResourceSetInputProviders of inputs_from changed "+
+							"between plan and apply, so the objects to apply are not those the plan showed; nothing was applied. Plan again.")
+					r.keepInventory(m, prev, prevSteps)
+					m.Manifests = types.StringNull()
+					return
+				}
+			}
+			spec = resolved
+		}
+	}
 	res, err := r.engine().Apply(ctx, spec, prev, planned)
 	// An entry the set no longer renders keeps the step it was applied by.
 	steps := maps.Clone(prevSteps)
@@ -520,6 +576,11 @@ func (r *resourceSetResource) Read(ctx context.Context, req resource.ReadRequest
 		return
 	}
 	state.Drift = driftValue(report.Drift)
+	if state.InputsFrom.IsNull() {
+		// State written before inputs_from existed: the configuration's
+		// absent blocks are an empty list.
+		state.InputsFrom = types.ListValueMust(inputsFromElemType(), nil)
+	}
 	// The last apply's changes are history once refreshed: each plan shows
 	// only its own.
 	state.Changes = types.ListNull(driftEntryType)
@@ -701,4 +762,139 @@ func conditionsValue(conds []kube.Condition) types.List {
 		}))
 	}
 	return types.ListValueMust(conditionType, vals)
+}
+
+type inputsFromModel struct {
+	APIVersion types.String `tfsdk:"api_version"`
+	Kind       types.String `tfsdk:"kind"`
+	Name       types.String `tfsdk:"name"`
+	Selector   types.Object `tfsdk:"selector"`
+}
+
+type labelSelectorModel struct {
+	MatchLabels      types.Map  `tfsdk:"match_labels"`
+	MatchExpressions types.List `tfsdk:"match_expressions"`
+}
+
+type selectorRequirementModel struct {
+	Key      types.String `tfsdk:"key"`
+	Operator types.String `tfsdk:"operator"`
+	Values   types.List   `tfsdk:"values"`
+}
+
+type inputStrategyModel struct {
+	Name types.String `tfsdk:"name"`
+}
+
+// inputsFromElemType is the type of an `inputs_from` block.
+func inputsFromElemType() attr.Type {
+	return resourceSetSchema().Blocks["inputs_from"].Type().(types.ListType).ElemType
+}
+
+// inputsFromFrom reads the `inputs_from` blocks and `input_strategy`; known
+// is false when a value in them is not known yet.
+func inputsFromFrom(ctx context.Context, list types.List, strategy types.Object) (refs []resourceset.InputsFrom, name string, known bool, diags diag.Diagnostics) {
+	if list.IsUnknown() || strategy.IsUnknown() {
+		return nil, "", false, nil
+	}
+	if !strategy.IsNull() {
+		var sm inputStrategyModel
+		if diags.Append(strategy.As(ctx, &sm, basetypes.ObjectAsOptions{})...); diags.HasError() {
+			return nil, "", true, diags
+		}
+		if sm.Name.IsUnknown() {
+			return nil, "", false, diags
+		}
+		name = sm.Name.ValueString()
+	}
+	if list.IsNull() {
+		return nil, name, true, diags
+	}
+	var raw []inputsFromModel
+	if diags.Append(list.ElementsAs(ctx, &raw, false)...); diags.HasError() {
+		return nil, name, true, diags
+	}
+	for _, r := range raw {
+		for _, v := range []attr.Value{r.APIVersion, r.Kind, r.Name, r.Selector} {
+			if v.IsUnknown() {
+				return nil, name, false, diags
+			}
+		}
+		ref := resourceset.InputsFrom{APIVersion: r.APIVersion.ValueString(), Kind: r.Kind.ValueString(), Name: r.Name.ValueString()}
+		if !r.Selector.IsNull() {
+			sel, ok, d := labelSelectorFrom(ctx, r.Selector)
+			if diags.Append(d...); diags.HasError() {
+				return nil, name, true, diags
+			}
+			if !ok {
+				return nil, name, false, diags
+			}
+			ref.Selector = sel
+		}
+		refs = append(refs, ref)
+	}
+	return refs, name, true, diags
+}
+
+// labelSelectorFrom reads a `selector` block; ok is false when a value in it
+// is not known yet.
+func labelSelectorFrom(ctx context.Context, o types.Object) (*metav1.LabelSelector, bool, diag.Diagnostics) {
+	var sm labelSelectorModel
+	diags := o.As(ctx, &sm, basetypes.ObjectAsOptions{})
+	if diags.HasError() {
+		return nil, true, diags
+	}
+	if sm.MatchLabels.IsUnknown() || sm.MatchExpressions.IsUnknown() {
+		return nil, false, diags
+	}
+	sel := &metav1.LabelSelector{}
+	for k, v := range sm.MatchLabels.Elements() {
+		s, ok := v.(types.String)
+		if !ok || s.IsUnknown() {
+			return nil, false, diags
+		}
+		if sel.MatchLabels == nil {
+			sel.MatchLabels = map[string]string{}
+		}
+		sel.MatchLabels[k] = s.ValueString()
+	}
+	var exprs []selectorRequirementModel
+	if !sm.MatchExpressions.IsNull() {
+		if diags.Append(sm.MatchExpressions.ElementsAs(ctx, &exprs, false)...); diags.HasError() {
+			return nil, true, diags
+		}
+	}
+	for _, e := range exprs {
+		if e.Key.IsUnknown() || e.Operator.IsUnknown() || e.Values.IsUnknown() {
+			return nil, false, diags
+		}
+		req := metav1.LabelSelectorRequirement{Key: e.Key.ValueString(), Operator: metav1.LabelSelectorOperator(e.Operator.ValueString())}
+		for _, v := range e.Values.Elements() {
+			s, ok := v.(types.String)
+			if !ok || s.IsUnknown() {
+				return nil, false, diags
+			}
+			req.Values = append(req.Values, s.ValueString())
+		}
+		sel.MatchExpressions = append(sel.MatchExpressions, req)
+	}
+	return sel, true, diags
+}
+
+// inputsFromErrors returns the *InputsFromErrors err is, or is a join of, or
+// nil when it is something else.
+func inputsFromErrors(err error) []*resourceset.InputsFromError {
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	out := make([]*resourceset.InputsFromError, 0, len(errs))
+	for _, e := range errs {
+		ie, ok := e.(*resourceset.InputsFromError)
+		if !ok {
+			return nil
+		}
+		out = append(out, ie)
+	}
+	return out
 }

@@ -145,6 +145,50 @@ func resourceSetSchema() schema.Schema {
 				},
 			},
 			"dependencies": dependenciesBlock("Objects in the cluster the set waits for before it applies anything."),
+			"inputs_from": schema.ListNestedBlock{
+				MarkdownDescription: "flux-operator's `.spec.inputsFrom`, for clusters that run flux-operator: ResourceSetInputProvider objects in `namespace` " +
+					"whose `status.exportedInputs` join `inputs`, by `name` or by `selector` (exactly one). They are read at plan (and at refresh and apply), " +
+					"so a provider whose inputs changed since the last apply shows as a change of the rendered objects. With the `Flatten` strategy " +
+					"(the default) the inputs are `inputs` first, then each provider's (each provider once, sorted by name), each of the latter with " +
+					"`provider = { apiVersion, kind, name, namespace }` naming the object, as flux-operator sets it. A provider's readiness is not " +
+					"looked at. A provider named but missing, or a cluster that does not serve the kind, fails the plan. When the providers export " +
+					"no input and `inputs` is empty, the set renders no object (flux-operator's behavior), rather than everything once.",
+				NestedObject: schema.NestedBlockObject{
+					Attributes: map[string]schema.Attribute{
+						"api_version": schema.StringAttribute{Optional: true, MarkdownDescription: "`" + resourceset.InputProviderAPIVersion + "`, the only one (optional)."},
+						"kind":        schema.StringAttribute{Optional: true, MarkdownDescription: "`" + resourceset.InputProviderKind + "`, the only one (optional)."},
+						"name":        schema.StringAttribute{Optional: true, Description: "Name of a provider in the set's namespace."},
+					},
+					Blocks: map[string]schema.Block{
+						"selector": schema.SingleNestedBlock{
+							Description: "Label selector of providers in the set's namespace (an empty block selects them all).",
+							Attributes: map[string]schema.Attribute{
+								"match_labels": schema.MapAttribute{Optional: true, ElementType: types.StringType, Description: "Labels the providers carry."},
+							},
+							Blocks: map[string]schema.Block{
+								"match_expressions": schema.ListNestedBlock{
+									Description: "Label selector requirements, as Kubernetes' matchExpressions.",
+									NestedObject: schema.NestedBlockObject{Attributes: map[string]schema.Attribute{
+										"key":      schema.StringAttribute{Required: true, Description: "Label key."},
+										"operator": schema.StringAttribute{Required: true, MarkdownDescription: "`In`, `NotIn`, `Exists` or `DoesNotExist`."},
+										"values":   schema.ListAttribute{Optional: true, ElementType: types.StringType, Description: "Values, for In and NotIn."},
+									}},
+								},
+							},
+						},
+					},
+				},
+			},
+			"input_strategy": schema.SingleNestedBlock{
+				MarkdownDescription: "flux-operator's `.spec.inputStrategy`: how `inputs` and the inputs of `inputs_from` combine.",
+				Attributes: map[string]schema.Attribute{
+					"name": schema.StringAttribute{
+						Optional: true,
+						MarkdownDescription: "`Flatten` (the default): the concatenation of the inputs. flux-operator's `Permute` (the cartesian product) " +
+							"is not supported yet and is refused.",
+					},
+				},
+			},
 		},
 	}
 }

@@ -1,0 +1,305 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+)
+
+// inputProviderCRD is a minimal CRD of flux-operator's
+// ResourceSetInputProvider: no flux-operator runs in the test cluster, the
+// tests write the status themselves.
+const inputProviderCRD = `
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: resourcesetinputproviders.fluxcd.controlplane.io}
+spec:
+  group: fluxcd.controlplane.io
+  scope: Namespaced
+  names: {kind: ResourceSetInputProvider, plural: resourcesetinputproviders, singular: resourcesetinputprovider, listKind: ResourceSetInputProviderList}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources: {status: {}}
+    schema:
+      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+`
+
+// installInputProviderCRD creates the CRD unless it exists, and polls until
+// it is Established.
+func installInputProviderCRD(t *testing.T, c client.Client) {
+	t.Helper()
+	ctx := context.Background()
+	crd := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(inputProviderCRD), &crd.Object); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Create(ctx, crd); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		got := &unstructured.Unstructured{}
+		got.SetGroupVersionKind(crd.GroupVersionKind())
+		if err := c.Get(ctx, client.ObjectKey{Name: crd.GetName()}, got); err != nil {
+			t.Fatal(err)
+		}
+		conds, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions")
+		for _, cd := range conds {
+			if m, ok := cd.(map[string]any); ok && m["type"] == "Established" && m["status"] == "True" {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the ResourceSetInputProvider CRD is not Established")
+		}
+	}
+}
+
+// setInputProvider creates the provider ns/name unless it exists, and writes
+// its exported inputs through the status subresource.
+func setInputProvider(t *testing.T, c client.Client, ns, name string, labels map[string]string, inputs ...map[string]any) {
+	t.Helper()
+	ctx := context.Background()
+	p := &unstructured.Unstructured{}
+	p.SetAPIVersion("fluxcd.controlplane.io/v1")
+	p.SetKind("ResourceSetInputProvider")
+	p.SetNamespace(ns)
+	p.SetName(name)
+	p.SetLabels(labels)
+	p.Object["spec"] = map[string]any{"type": "Static"}
+	if err := c.Create(ctx, p); err != nil {
+		if !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(p), p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list := make([]any, len(inputs))
+	for i, in := range inputs {
+		list[i] = in
+	}
+	p.Object["status"] = map[string]any{"exportedInputs": list}
+	if err := c.Status().Update(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// inputsFromConfig is a set whose inputs are a literal one, those of the
+// provider alpha (by name) and those of the providers labeled app=demo,
+// tier=web (by selector); extra is added to the configuration.
+func inputsFromConfig(ns, extra string) string {
+	return providerBlock("") + fmt.Sprintf(`
+resource "stevedore_resourceset" "from" {
+  name      = "from"
+  namespace = %[1]q
+  inputs    = [{ tenant = "literal" }]
+  inputs_from {
+    name = "alpha"
+  }
+  inputs_from {
+    api_version = "fluxcd.controlplane.io/v1"
+    kind        = "ResourceSetInputProvider"
+    selector {
+      match_labels = { app = "demo" }
+      match_expressions {
+        key      = "tier"
+        operator = "In"
+        values   = ["web"]
+      }
+    }
+  }
+  input_strategy {
+    name = "Flatten"
+  }
+  resources_template = <<-EOT
+    apiVersion: v1
+    kind: ConfigMap
+    metadata:
+      name: cm-<< inputs.tenant >>
+    data:
+      provider: "<< if hasKey inputs "provider" >><< inputs.provider.kind >>/<< inputs.provider.name >><< else >>none<< end >>"
+  EOT
+}
+%[2]s
+`, ns, extra)
+}
+
+// configMapData is data[key] of the ConfigMap ns/name, "" when it is missing.
+func configMapData(t *testing.T, ns, name, key string) string {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion("v1")
+	u.SetKind("ConfigMap")
+	if err := testClient(t).Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, u); err != nil {
+		return ""
+	}
+	v, _, _ := unstructured.NestedString(u.Object, "data", key)
+	return v
+}
+
+// inputs_from by name and by selector joins the providers' exported inputs to
+// the literal ones (each with `provider`); a provider whose exported inputs
+// change shows its new object in the next plan, and the apply converges.
+// Entries with both name and selector, or neither, and a missing provider
+// are errors naming inputs_from[N].
+func TestAccResourceSet_inputsFrom(t *testing.T) {
+	const rs = "stevedore_resourceset.from"
+	c := testClient(t)
+	installInputProviderCRD(t, c)
+	ns := uniqueNamespace(t, "inputs-from")
+	entry := func(name string) knownvalue.Check {
+		return knownvalue.ObjectExact(map[string]knownvalue.Check{
+			"id": knownvalue.StringExact(ns + "_" + name + "__ConfigMap"), "v": knownvalue.StringExact("v1"),
+			"adopted": knownvalue.Bool(false), "step": knownvalue.Null(),
+		})
+	}
+	reset := func() {
+		setInputProvider(t, c, ns, "alpha", nil, map[string]any{"id": "a1", "tenant": "alpha"})
+		setInputProvider(t, c, ns, "beta", map[string]string{"app": "demo", "tier": "web"}, map[string]any{"id": "b1", "tenant": "beta"})
+		setInputProvider(t, c, ns, "gamma", map[string]string{"app": "demo", "tier": "db"}, map[string]any{"id": "g1", "tenant": "gamma"})
+	}
+	accTest(t, resource.TestCase{
+		CheckDestroy: func(*terraform.State) error {
+			for _, name := range []string{"cm-alpha", "cm-beta", "cm-beta2", "cm-literal"} {
+				if exists(t, "v1", "ConfigMap", ns, name) {
+					return fmt.Errorf("ConfigMap %s/%s still exists", ns, name)
+				}
+			}
+			return nil
+		},
+		Steps: []resource.TestStep{
+			{
+				PreConfig: reset,
+				Config: inputsFromConfig(ns, `
+resource "stevedore_resourceset" "bad" {
+  name      = "bad"
+  namespace = "default"
+  inputs_from {
+    name = "alpha"
+  }
+  inputs_from {
+    name = "beta"
+    selector {
+      match_labels = { app = "demo" }
+    }
+  }
+  inputs_from {
+    kind = "ResourceSetInputProvider"
+  }
+  resources = [{ apiVersion = "v1", kind = "ConfigMap", metadata = { name = "x" } }]
+}
+`),
+				PlanOnly:    true,
+				ExpectError: regexp.MustCompile(`(?s)inputs_from\[1\]: set either name or selector, not\s+both.*inputs_from\[2\]: set name or\s+selector`),
+			},
+			{
+				Config: inputsFromConfig(ns, fmt.Sprintf(`
+resource "stevedore_resourceset" "bad" {
+  name      = "bad"
+  namespace = %q
+  inputs_from {
+    name = "alpha"
+  }
+  inputs_from {
+    name = "gone"
+  }
+  resources = [{ apiVersion = "v1", kind = "ConfigMap", metadata = { name = "x" } }]
+}
+`, ns)),
+				PlanOnly:    true,
+				ExpectError: regexp.MustCompile(`inputs_from\[1\]: ResourceSetInputProvider\s+` + ns + `/gone\s+not\s+found`),
+			},
+			{
+				Config: inputsFromConfig(ns, `
+resource "stevedore_resourceset" "bad" {
+  name      = "bad"
+  namespace = "default"
+  inputs_from {
+    name = "alpha"
+  }
+  input_strategy {
+    name = "Permute"
+  }
+  resources = [{ apiVersion = "v1", kind = "ConfigMap", metadata = { name = "x" } }]
+}
+`),
+				PlanOnly:    true,
+				ExpectError: regexp.MustCompile(`input_strategy: name "Permute" is not supported\s+yet`),
+			},
+			{
+				// Errors first: the harness destroys with the last step's
+				// configuration.
+				PreConfig: reset,
+				Config:    inputsFromConfig(ns, ""),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(rs, tfjsonpath.New("inventory"), knownvalue.ListExact([]knownvalue.Check{
+						entry("cm-alpha"), entry("cm-beta"), entry("cm-literal"),
+					})),
+				},
+				Check: resource.ComposeTestCheckFunc(
+					func(*terraform.State) error {
+						for name, want := range map[string]string{
+							"cm-alpha": "ResourceSetInputProvider/alpha", "cm-beta": "ResourceSetInputProvider/beta", "cm-literal": "none",
+						} {
+							if got := configMapData(t, ns, name, "provider"); got != want {
+								return fmt.Errorf("%s: data.provider = %q, want %q", name, got, want)
+							}
+						}
+						return nil
+					},
+					checkExists(t, false, "v1", "ConfigMap", ns, "cm-gamma"),
+				),
+			},
+			{
+				// beta exports a second input: the plan shows its object.
+				PreConfig: func() {
+					setInputProvider(t, c, ns, "beta", map[string]string{"app": "demo", "tier": "web"},
+						map[string]any{"id": "b1", "tenant": "beta"}, map[string]any{"id": "b2", "tenant": "beta2"})
+				},
+				Config: inputsFromConfig(ns, ""),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(rs, plancheck.ResourceActionUpdate),
+						plancheck.ExpectKnownValue(rs, tfjsonpath.New("inventory"), knownvalue.ListExact([]knownvalue.Check{
+							entry("cm-alpha"), entry("cm-beta2"), entry("cm-beta"), entry("cm-literal"),
+						})),
+					},
+				},
+				Check: checkExists(t, true, "v1", "ConfigMap", ns, "cm-beta2"),
+			},
+			{
+				// beta exports nothing any more: its objects are pruned.
+				PreConfig: func() {
+					setInputProvider(t, c, ns, "beta", map[string]string{"app": "demo", "tier": "web"})
+				},
+				Config: inputsFromConfig(ns, ""),
+				ConfigPlanChecks: resource.ConfigPlanChecks{
+					PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectKnownValue(rs, tfjsonpath.New("inventory"), knownvalue.ListExact([]knownvalue.Check{
+							entry("cm-alpha"), entry("cm-literal"),
+						})),
+					},
+				},
+				Check: resource.ComposeTestCheckFunc(
+					checkExists(t, false, "v1", "ConfigMap", ns, "cm-beta"),
+					checkExists(t, false, "v1", "ConfigMap", ns, "cm-beta2"),
+				),
+			},
+		},
+	})
+}
