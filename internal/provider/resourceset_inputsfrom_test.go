@@ -3,7 +3,9 @@ package provider
 import (
 	"context"
 	"fmt"
+	"os"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -301,5 +303,37 @@ resource "stevedore_resourceset" "bad" {
 				),
 			},
 		},
+	})
+}
+
+// TestAccResourceSet_inputsFromExample applies the documented example, in a
+// namespace of its own, with a provider by name and one by selector.
+func TestAccResourceSet_inputsFromExample(t *testing.T) {
+	src, err := os.ReadFile("../../examples/resources/stevedore_resourceset/inputs_from.tf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := testClient(t)
+	installInputProviderCRD(t, c)
+	ns := uniqueNamespace(t, "rs-inputs-from-example")
+	setInputProvider(t, c, ns, "podinfo-pull-requests", nil, map[string]any{"id": "42", "branch": "feat"})
+	setInputProvider(t, c, ns, "podinfo-dev", map[string]string{"app": "podinfo", "environment": "dev"}, map[string]any{"id": "7", "branch": "dev"})
+	setInputProvider(t, c, ns, "podinfo-prod", map[string]string{"app": "podinfo", "environment": "prod"}, map[string]any{"id": "9", "branch": "prod"})
+	config := providerBlock("") + strings.Replace(string(src), `namespace = "apps"`, fmt.Sprintf("namespace = %q", ns), 1)
+	accTest(t, resource.TestCase{
+		Steps: []resource.TestStep{{
+			Config: config,
+			Check: func(*terraform.State) error {
+				for name, want := range map[string]string{"preview-main": "inputs", "preview-42": "podinfo-pull-requests", "preview-7": "podinfo-dev"} {
+					if got := configMapData(t, ns, name, "source"); got != want {
+						return fmt.Errorf("%s: data.source = %q, want %q", name, got, want)
+					}
+				}
+				if exists(t, "v1", "ConfigMap", ns, "preview-9") {
+					return fmt.Errorf("preview-9 rendered: environment prod is not selected")
+				}
+				return nil
+			},
+		}},
 	})
 }
