@@ -134,7 +134,7 @@ output "tenants_inventory" {
 
 output "podinfo_release" {
   value = {
-    status        = stevedore_helmrelease.podinfo.status
+    status        = stevedore_helmrelease.podinfo.status.release_status
     revision      = stevedore_helmrelease.podinfo.version
     chart_version = stevedore_helmrelease.podinfo.chart_version
     config_digest = stevedore_helmrelease.podinfo.config_digest

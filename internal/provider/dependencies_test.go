@@ -143,7 +143,7 @@ func (c priorConditionCheck) CheckPlan(_ context.Context, req plancheck.CheckPla
 		if r.Address != c.addr {
 			continue
 		}
-		raw, _ := json.Marshal(r.AttributeValues["conditions"])
+		raw, _ := json.Marshal(priorAttr(r.AttributeValues, "conditions"))
 		var conds []kube.Condition
 		if err := json.Unmarshal(raw, &conds); err != nil {
 			resp.Error = err
@@ -237,7 +237,7 @@ func TestAccHelmRelease_dependencies(t *testing.T) {
 					plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionCreate),
 				}},
 				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("status"), knownvalue.StringExact("deployed")),
+					statecheck.ExpectKnownValue(releaseAddr, releaseAttr("status"), knownvalue.StringExact("deployed")),
 				},
 				Check: checkRevisions(t, ns, "podinfo", "1:deployed"),
 			},

@@ -30,6 +30,7 @@ var (
 	_ resource.ResourceWithModifyPlan     = (*helmReleaseResource)(nil)
 	_ resource.ResourceWithValidateConfig = (*helmReleaseResource)(nil)
 	_ resource.ResourceWithImportState    = (*helmReleaseResource)(nil)
+	_ resource.ResourceWithUpgradeState   = (*helmReleaseResource)(nil)
 )
 
 func (r *helmReleaseResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -55,7 +56,7 @@ func (r *helmReleaseResource) configUnknown() bool { return r.data == nil || r.d
 // selectors are malformed, the chart block.
 func (r *helmReleaseResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	var m helmReleaseModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	resp.Diagnostics.Append(getModel(ctx, req.Config, &m)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -126,14 +127,14 @@ func (r *helmReleaseResource) ModifyPlan(ctx context.Context, req resource.Modif
 		return // destroy
 	}
 	var plan helmReleaseModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(getModel(ctx, req.Plan, &plan)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
 	var state *helmReleaseModel
 	if !req.State.Raw.IsNull() {
 		state = &helmReleaseModel{}
-		resp.Diagnostics.Append(req.State.Get(ctx, state)...)
+		resp.Diagnostics.Append(getModel(ctx, req.State, state)...)
 		if resp.Diagnostics.HasError() {
 			return
 		}
@@ -177,7 +178,7 @@ func (r *helmReleaseResource) ModifyPlan(ctx context.Context, req resource.Modif
 	}
 	if !known || r.configUnknown() || len(resp.RequiresReplace) > 0 {
 		r.planUnknown(&plan, meta, mode)
-		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+		resp.Diagnostics.Append(setModel(ctx, &resp.Plan, &plan)...)
 		return
 	}
 
@@ -193,7 +194,7 @@ func (r *helmReleaseResource) ModifyPlan(ctx context.Context, req resource.Modif
 			fmt.Sprintf("%s: another resource may create it before this one is applied; apply fails if it is still missing", p.ValuesMissing))
 		plan.ConfigDigest = types.StringUnknown()
 		r.planUnknown(&plan, meta, mode)
-		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+		resp.Diagnostics.Append(setModel(ctx, &resp.Plan, &plan)...)
 		return
 	}
 	plan.ConfigDigest = types.StringValue(p.ConfigDigest)
@@ -217,7 +218,7 @@ func (r *helmReleaseResource) ModifyPlan(ctx context.Context, req resource.Modif
 		plan.copyStatus(state)
 		plan.Status = types.StringUnknown()
 		plan.Conditions = types.ListUnknown(conditionType)
-		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+		resp.Diagnostics.Append(setModel(ctx, &resp.Plan, &plan)...)
 		return
 	}
 	if action == release.ActionNone && state != nil {
@@ -232,7 +233,7 @@ func (r *helmReleaseResource) ModifyPlan(ctx context.Context, req resource.Modif
 			plan.Conditions = types.ListUnknown(conditionType)
 			plan.LastAttemptedAction = types.StringUnknown()
 		}
-		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+		resp.Diagnostics.Append(setModel(ctx, &resp.Plan, &plan)...)
 		return
 	}
 	if state != nil && p.Reason != "" && action != release.ActionUpgrade && action != release.ActionCorrect {
@@ -255,7 +256,7 @@ func (r *helmReleaseResource) ModifyPlan(ctx context.Context, req resource.Modif
 		plan.ConfigDigest = types.StringValue(p.ConfigDigest)
 		plan.Drift = emptyDrift()
 	}
-	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+	resp.Diagnostics.Append(setModel(ctx, &resp.Plan, &plan)...)
 }
 
 // planSuspended plans a suspended release: nothing happens to it, so its
@@ -277,7 +278,7 @@ func (r *helmReleaseResource) planSuspended(ctx context.Context, plan, state *he
 	resp.Diagnostics.AddWarning("Release suspended",
 		fmt.Sprintf("helmrelease %s: suspend is set: apply leaves the release alone, and destroy leaves it installed", id))
 	plan.keepRelease(state)
-	resp.Diagnostics.Append(resp.Plan.Set(ctx, plan)...)
+	resp.Diagnostics.Append(setModel(ctx, &resp.Plan, plan)...)
 }
 
 // planChart resolves the chart the release will get. For an artifact's path
@@ -467,20 +468,20 @@ func (m *helmReleaseModel) copyStatus(s *helmReleaseModel) {
 
 func (r *helmReleaseResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	var plan helmReleaseModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(getModel(ctx, req.Plan, &plan)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
 	if saved, fps := r.reconcile(ctx, &plan, nil, nil, &resp.Diagnostics); saved {
-		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+		resp.Diagnostics.Append(setModel(ctx, &resp.State, &plan)...)
 		resp.Diagnostics.Append(writeFingerprints(ctx, resp.Private, fps)...)
 	}
 }
 
 func (r *helmReleaseResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	var plan, state helmReleaseModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	resp.Diagnostics.Append(getModel(ctx, req.Plan, &plan)...)
+	resp.Diagnostics.Append(getModel(ctx, req.State, &state)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -488,11 +489,11 @@ func (r *helmReleaseResource) Update(ctx context.Context, req resource.UpdateReq
 		// Nothing happens to a suspended release: the state takes the new
 		// configuration, and the release's attributes stay as read.
 		plan.keepRelease(&state)
-		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+		resp.Diagnostics.Append(setModel(ctx, &resp.State, &plan)...)
 		return
 	}
 	if saved, fps := r.reconcile(ctx, &plan, &state, readFingerprints(ctx, req.Private), &resp.Diagnostics); saved {
-		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+		resp.Diagnostics.Append(setModel(ctx, &resp.State, &plan)...)
 		resp.Diagnostics.Append(writeFingerprints(ctx, resp.Private, fps)...)
 	}
 }
@@ -571,7 +572,7 @@ func (r *helmReleaseResource) reconcile(ctx context.Context, m, state *helmRelea
 // A release that is gone leaves the state, so that the plan installs it again.
 func (r *helmReleaseResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var state helmReleaseModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	resp.Diagnostics.Append(getModel(ctx, req.State, &state)...)
 	if resp.Diagnostics.HasError() || r.configUnknown() {
 		return
 	}
@@ -602,13 +603,13 @@ func (r *helmReleaseResource) Read(ctx context.Context, req resource.ReadRequest
 	// a plan then shows only those of its own upgrade, not a diff against
 	// the previous one's.
 	state.Changes = types.ListNull(driftEntryType)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+	resp.Diagnostics.Append(setModel(ctx, &resp.State, &state)...)
 	resp.Diagnostics.Append(writeFingerprints(ctx, resp.Private, status.Fingerprints)...)
 }
 
 func (r *helmReleaseResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	var state helmReleaseModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	resp.Diagnostics.Append(getModel(ctx, req.State, &state)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -696,7 +697,7 @@ func (r *helmReleaseResource) ImportState(ctx context.Context, req resource.Impo
 	}
 	m.Drift = emptyDrift()
 	m.Changes = types.ListNull(driftEntryType)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+	resp.Diagnostics.Append(setModel(ctx, &resp.State, &m)...)
 }
 
 // importHint explains an ID that names no release when it is one that meant

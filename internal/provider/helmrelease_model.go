@@ -45,24 +45,30 @@ type helmReleaseModel struct {
 	PostRenderers  []postRendererModel    `tfsdk:"post_renderers"`
 	Dependencies   []dependencyModel      `tfsdk:"dependencies"`
 
-	Status              types.String `tfsdk:"status"`
 	Version             types.Int64  `tfsdk:"version"`
 	ChartName           types.String `tfsdk:"chart_name"`
 	ChartVersion        types.String `tfsdk:"chart_version"`
 	AppVersion          types.String `tfsdk:"app_version"`
 	ConfigDigest        types.String `tfsdk:"config_digest"`
-	FirstDeployed       types.String `tfsdk:"first_deployed"`
-	LastDeployed        types.String `tfsdk:"last_deployed"`
 	PostRenderersDigest types.String `tfsdk:"post_renderers_digest"`
 	ChartDigest         types.String `tfsdk:"chart_digest"`
-	History             types.List   `tfsdk:"history"`
-	Conditions          types.List   `tfsdk:"conditions"`
-	Failures            types.Int64  `tfsdk:"failures"`
-	InstallFailures     types.Int64  `tfsdk:"install_failures"`
-	UpgradeFailures     types.Int64  `tfsdk:"upgrade_failures"`
-	LastAttemptedAction types.String `tfsdk:"last_attempted_release_action"`
 	Drift               types.List   `tfsdk:"drift"`
 	Changes             types.List   `tfsdk:"changes"`
+
+	// StatusObject is the `status` attribute: the fields below, which the
+	// resource's code reads and writes one by one; getModel and setModel
+	// convert between them.
+	StatusObject types.Object `tfsdk:"status"`
+
+	Status              types.String `tfsdk:"-"`
+	FirstDeployed       types.String `tfsdk:"-"`
+	LastDeployed        types.String `tfsdk:"-"`
+	History             types.List   `tfsdk:"-"`
+	Conditions          types.List   `tfsdk:"-"`
+	Failures            types.Int64  `tfsdk:"-"`
+	InstallFailures     types.Int64  `tfsdk:"-"`
+	UpgradeFailures     types.Int64  `tfsdk:"-"`
+	LastAttemptedAction types.String `tfsdk:"-"`
 }
 
 type releaseChartModel struct {

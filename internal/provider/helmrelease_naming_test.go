@@ -52,7 +52,7 @@ func storedIn(t *testing.T, ns, name string, want []string, notIn ...string) tfr
 }
 
 func expectStr(attr, want string) statecheck.StateCheck {
-	return statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New(attr), knownvalue.StringExact(want))
+	return statecheck.ExpectKnownValue(releaseAddr, releaseAttr(attr), knownvalue.StringExact(want))
 }
 
 func expectAction(a plancheck.ResourceActionType) tfresource.ConfigPlanChecks {

@@ -192,9 +192,9 @@ resource "stevedore_helmrelease" "target" {
 			},
 			Config: config,
 			ConfigStateChecks: []statecheck.StateCheck{
-				statecheck.ExpectKnownValue("stevedore_helmrelease.own", tfjsonpath.New("status"), knownvalue.StringExact("deployed")),
+				statecheck.ExpectKnownValue("stevedore_helmrelease.own", releaseAttr("status"), knownvalue.StringExact("deployed")),
 				statecheck.ExpectKnownValue("stevedore_helmrelease.own", tfjsonpath.New("storage_namespace"), knownvalue.StringExact(own)),
-				statecheck.ExpectKnownValue("stevedore_helmrelease.target", tfjsonpath.New("status"), knownvalue.StringExact("deployed")),
+				statecheck.ExpectKnownValue("stevedore_helmrelease.target", releaseAttr("status"), knownvalue.StringExact("deployed")),
 				statecheck.ExpectKnownValue("stevedore_helmrelease.target", tfjsonpath.New("storage_namespace"), knownvalue.StringExact(existing)),
 			},
 			Check: resource.ComposeTestCheckFunc(
@@ -248,7 +248,7 @@ func TestAccHelmRelease_installDisableWait(t *testing.T) {
 				Config: releaseConfig(cacheDir, chartDir, ns, body(1)),
 				ConfigStateChecks: []statecheck.StateCheck{
 					expectStr("status", "deployed"),
-					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("install_failures"), knownvalue.Int64Exact(0)),
+					statecheck.ExpectKnownValue(releaseAddr, releaseAttr("install_failures"), knownvalue.Int64Exact(0)),
 				},
 				Check: resource.ComposeTestCheckFunc(checkRevisions(t, ns, "podinfo", "1:deployed"), neverReady),
 			},
@@ -544,8 +544,8 @@ func TestAccHelmRelease_upgradeRemediationUninstall(t *testing.T) {
 					expectStr("status", "deployed"),
 					expectStr("last_attempted_release_action", "install"),
 					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(1)),
-					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("upgrade_failures"), knownvalue.Int64Exact(1)),
-					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("history"), knownvalue.ListSizeExact(1)),
+					statecheck.ExpectKnownValue(releaseAddr, releaseAttr("upgrade_failures"), knownvalue.Int64Exact(1)),
+					statecheck.ExpectKnownValue(releaseAddr, releaseAttr("history"), knownvalue.ListSizeExact(1)),
 				},
 				Check: func(*terraform.State) error {
 					// Uninstalled (the failed revision 2 and revision 1 are
@@ -611,7 +611,7 @@ spec:
 		return knownvalue.ObjectPartial(map[string]knownvalue.Check{"name": knownvalue.StringExact(name), "phase": knownvalue.StringExact(phase)})
 	}
 	hooks := func(want ...knownvalue.Check) statecheck.StateCheck {
-		return statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("history").AtSliceIndex(0).AtMapKey("test_hooks"), knownvalue.ListExact(want))
+		return statecheck.ExpectKnownValue(releaseAddr, releaseAttr("history").AtSliceIndex(0).AtMapKey("test_hooks"), knownvalue.ListExact(want))
 	}
 	podPhase := func(name, phase string) resource.TestCheckFunc {
 		return checkObjectField(t, "v1", "Pod", ns, name, phase, "status", "phase")
@@ -644,7 +644,7 @@ spec:
 				ConfigStateChecks: []statecheck.StateCheck{
 					expectStr("status", "deployed"),
 					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(3)),
-					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("upgrade_failures"), knownvalue.Int64Exact(0)),
+					statecheck.ExpectKnownValue(releaseAddr, releaseAttr("upgrade_failures"), knownvalue.Int64Exact(0)),
 					hooks(hook("podinfo-test", "Succeeded"), hook("podinfo-test-other", "Failed")),
 				},
 				Check: resource.ComposeTestCheckFunc(
@@ -693,7 +693,7 @@ func TestAccHelmRelease_maxHistoryPrunes(t *testing.T) {
 			Config: config(i),
 			ConfigStateChecks: []statecheck.StateCheck{
 				statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(int64(i))),
-				statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("history"), knownvalue.ListSizeExact(len(kept))),
+				statecheck.ExpectKnownValue(releaseAddr, releaseAttr("history"), knownvalue.ListSizeExact(len(kept))),
 			},
 			Check: secrets(kept...),
 		})

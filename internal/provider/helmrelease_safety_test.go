@@ -97,7 +97,7 @@ func TestAccHelmRelease_failedUpgradeStallsAndRevertRestores(t *testing.T) {
 	failedAgain := regexp.MustCompile(`(?s)upgrade failed.*RetriesExceeded`)
 	acts := resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 		plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionUpdate),
-		plancheck.ExpectUnknownValue(releaseAddr, tfjsonpath.New("status")),
+		expectReleaseStatusUnknown(releaseAddr),
 	}}
 	accTest(t, resource.TestCase{
 		Steps: []resource.TestStep{

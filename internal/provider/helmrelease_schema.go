@@ -45,6 +45,9 @@ func helmReleaseSchema() schema.Schema {
 	replace := []planmodifier.String{stringplanmodifier.RequiresReplace()}
 
 	return schema.Schema{
+		// Version 1 grouped the status attributes under `status`
+		// (upgradeHelmReleaseStateV0).
+		Version: 1,
 		Description: "A Helm release installed, upgraded, tested and remediated with the semantics of Flux's helm-controller " +
 			"HelmRelease, without a controller in the cluster. Refresh reads the release from Helm storage and compares every " +
 			"object of its manifest with the cluster by server-side dry-run: drift shows in the plan as `drift` going to `[]`, " +
@@ -130,30 +133,37 @@ func helmReleaseSchema() schema.Schema {
 					"the release is upgraded when `config_digest` changes, not when formatting does. Merged over `values_from`.",
 			},
 
-			"status":                computedStr("Helm status of the latest release: `deployed`, `failed`, `pending-install`, ..."),
 			"version":               computedInt("Helm revision of the latest release."),
 			"chart_name":            computedStr("Name of the released chart. A new chart name replaces the release."),
 			"chart_version":         computedStr("Version of the released chart."),
 			"app_version":           computedStr("App version of the released chart."),
 			"config_digest":         computedStr("Digest of the composed values (`values_from` and `values`), as Flux's `configDigest`: the same values give the same digest as helm-controller's."),
-			"first_deployed":        computedStr("When the release was first deployed (RFC 3339)."),
-			"last_deployed":         computedStr("When the latest revision was deployed (RFC 3339)."),
 			"post_renderers_digest": computedStr("Digest of `post_renderers`; a change upgrades the release."),
 			"chart_digest": computedStr("Digest of the chart archive of the latest release attempt: `chart.digest`, or that of the " +
 				"archive an inline chart built. A new digest upgrades the release."),
-			"history": schema.ListAttribute{
-				Computed: true, ElementType: snapshotType,
-				Description: "Release revisions, newest first, with Flux's snapshot fields and the result of each test hook.",
+			"status": schema.SingleNestedAttribute{
+				Computed: true,
+				Description: "What Flux keeps in a HelmRelease's status: the latest release's Helm status and dates, the history, " +
+					"the conditions and the failure counters. A plan that installs or upgrades shows it as known after apply.",
+				Attributes: map[string]schema.Attribute{
+					"release_status": computedStr("Helm status of the latest release: `deployed`, `failed`, `pending-install`, ..."),
+					"first_deployed": computedStr("When the release was first deployed (RFC 3339)."),
+					"last_deployed":  computedStr("When the latest revision was deployed (RFC 3339)."),
+					"history": schema.ListAttribute{
+						Computed: true, ElementType: snapshotType,
+						Description: "Release revisions, newest first, with Flux's snapshot fields and the result of each test hook.",
+					},
+					"conditions": schema.ListAttribute{
+						Computed: true, ElementType: conditionType,
+						Description: "kstatus-style conditions: `Ready`, `Released`, `TestSuccess`, `Remediated`.",
+					},
+					"failures":         computedInt("Failed actions since the chart or values last changed."),
+					"install_failures": computedInt("Failed installs since the chart or values last changed."),
+					"upgrade_failures": computedInt("Failed upgrades since the chart or values last changed."),
+					"last_attempted_release_action": computedStr("`install` or `upgrade`: the last release action tried, which decides whose " +
+						"remediation settings apply to a failure, as helm-controller's status field of the same name."),
+				},
 			},
-			"conditions": schema.ListAttribute{
-				Computed: true, ElementType: conditionType,
-				Description: "kstatus-style conditions: `Ready`, `Released`, `TestSuccess`, `Remediated`.",
-			},
-			"failures":         computedInt("Failed actions since the chart or values last changed."),
-			"install_failures": computedInt("Failed installs since the chart or values last changed."),
-			"upgrade_failures": computedInt("Failed upgrades since the chart or values last changed."),
-			"last_attempted_release_action": computedStr("`install` or `upgrade`: the last release action tried, which decides whose " +
-				"remediation settings apply to a failure, as helm-controller's status field of the same name."),
 			"changes": schema.ListAttribute{
 				Computed: true, ElementType: driftEntryType,
 				Description: "What the install or upgrade that the plan shows does to the cluster, per object, worked out at plan by rendering the chart " +

@@ -161,6 +161,60 @@ func priorDrift(plan *tfjson.Plan, addr string) (map[string][]string, error) {
 
 // expectPriorAttr checks a top-level attribute of the state that refresh
 // left before the plan: what an apply that failed saved.
+// releaseAttr is the path of a release attribute, by its name before
+// version 1 of the schema: those that `status` holds now are under it.
+func releaseAttr(name string) tfjsonpath.Path {
+	if inner, ok := statusAttributesV0[name]; ok {
+		return tfjsonpath.New("status").AtMapKey(inner)
+	}
+	return tfjsonpath.New(name)
+}
+
+// priorAttr is the value of attribute name (as releaseAttr names it) in the
+// JSON state values of a resource.
+func priorAttr(values map[string]any, name string) any {
+	if inner, ok := statusAttributesV0[name]; ok {
+		if status, ok := values["status"].(map[string]any); ok {
+			return status[inner]
+		}
+		if _, isRelease := values["chart_digest"]; isRelease {
+			return nil
+		}
+	}
+	return values[name]
+}
+
+// expectReleaseStatusUnknown checks that the plan leaves the Helm status of
+// the release unknown: `status` unknown as a whole (an upgrade), or its
+// `release_status` (a stalled release, whose counters the plan keeps).
+func expectReleaseStatusUnknown(addr string) plancheck.PlanCheck {
+	return releaseStatusUnknownCheck{addr: addr}
+}
+
+type releaseStatusUnknownCheck struct{ addr string }
+
+func (c releaseStatusUnknownCheck) CheckPlan(_ context.Context, req plancheck.CheckPlanRequest, resp *plancheck.CheckPlanResponse) {
+	for _, rc := range req.Plan.ResourceChanges {
+		if rc.Address != c.addr || rc.Change == nil {
+			continue
+		}
+		unknown, _ := rc.Change.AfterUnknown.(map[string]any)
+		switch s := unknown["status"].(type) {
+		case bool:
+			if s {
+				return
+			}
+		case map[string]any:
+			if s["release_status"] == true {
+				return
+			}
+		}
+		resp.Error = fmt.Errorf("%s: status.release_status is known in the plan: %v", c.addr, unknown["status"])
+		return
+	}
+	resp.Error = fmt.Errorf("%s not in the plan", c.addr)
+}
+
 func expectPriorAttr(addr, attr string, want any) plancheck.PlanCheck {
 	return priorAttrCheck{addr: addr, attr: attr, want: want}
 }
@@ -177,7 +231,7 @@ func (c priorAttrCheck) CheckPlan(_ context.Context, req plancheck.CheckPlanRequ
 	}
 	for _, r := range req.Plan.PriorState.Values.RootModule.Resources {
 		if r.Address == c.addr {
-			if got := r.AttributeValues[c.attr]; fmt.Sprint(got) != fmt.Sprint(c.want) {
+			if got := priorAttr(r.AttributeValues, c.attr); fmt.Sprint(got) != fmt.Sprint(c.want) {
 				resp.Error = fmt.Errorf("%s.%s in state = %v, want %v", c.addr, c.attr, got, c.want)
 			}
 			return
@@ -232,7 +286,7 @@ func TestAccHelmRelease_lifecycle(t *testing.T) {
 					plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionCreate),
 				}},
 				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("status"), knownvalue.StringExact("deployed")),
+					statecheck.ExpectKnownValue(releaseAddr, releaseAttr("status"), knownvalue.StringExact("deployed")),
 					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(1)),
 					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("release_name"), knownvalue.StringExact("podinfo")),
 					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("storage_namespace"), knownvalue.StringExact(ns)),
@@ -240,10 +294,10 @@ func TestAccHelmRelease_lifecycle(t *testing.T) {
 					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("chart_version"), knownvalue.StringExact("1.0.0")),
 					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("app_version"), knownvalue.StringExact("6.0.0")),
 					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("drift"), knownvalue.ListExact(nil)),
-					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("install_failures"), knownvalue.Int64Exact(0)),
+					statecheck.ExpectKnownValue(releaseAddr, releaseAttr("install_failures"), knownvalue.Int64Exact(0)),
 					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("config_digest"),
 						knownvalue.StringRegexp(regexp.MustCompile(`^sha256:[0-9a-f]{64}$`))),
-					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("history").AtSliceIndex(0).AtMapKey("status"), knownvalue.StringExact("deployed")),
+					statecheck.ExpectKnownValue(releaseAddr, releaseAttr("history").AtSliceIndex(0).AtMapKey("status"), knownvalue.StringExact("deployed")),
 				},
 				Check: checkRevisions(t, ns, "podinfo", "1:deployed"),
 			},
@@ -481,7 +535,7 @@ func TestAccHelmRelease_failedInstallRetriedThenFixed(t *testing.T) {
 					replaced,
 				}},
 				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("status"), knownvalue.StringExact("deployed")),
+					statecheck.ExpectKnownValue(releaseAddr, releaseAttr("status"), knownvalue.StringExact("deployed")),
 				},
 			},
 		},
@@ -514,7 +568,7 @@ func TestAccHelmRelease_testFailureRolledBack(t *testing.T) {
 			{
 				Config: releaseConfig(cacheDir, chartDir, ns, body(false, "true")),
 				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("history").AtSliceIndex(0).AtMapKey("test_hooks").AtSliceIndex(0).AtMapKey("phase"),
+					statecheck.ExpectKnownValue(releaseAddr, releaseAttr("history").AtSliceIndex(0).AtMapKey("test_hooks").AtSliceIndex(0).AtMapKey("phase"),
 						knownvalue.StringExact("Succeeded")),
 				},
 			},
@@ -539,7 +593,7 @@ func TestAccHelmRelease_testFailureRolledBack(t *testing.T) {
 				Config: releaseConfig(cacheDir, chartDir, ns, body(true, "true")),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionUpdate),
-					plancheck.ExpectUnknownValue(releaseAddr, tfjsonpath.New("status")),
+					expectReleaseStatusUnknown(releaseAddr),
 					expectPriorDrift(releaseAddr, map[string][]string{ns + "_podinfo_apps_Deployment": {"/spec/replicas=3->1"}}),
 					plancheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("drift"), knownvalue.ListSizeExact(1)),
 					expectPriorAttr(releaseAddr, "upgrade_failures", 1),
@@ -558,8 +612,8 @@ func TestAccHelmRelease_testFailureRolledBack(t *testing.T) {
 				// is corrected, in one apply.
 				Config: releaseConfig(cacheDir, chartDir, ns, body(false, "true")),
 				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("status"), knownvalue.StringExact("deployed")),
-					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("upgrade_failures"), knownvalue.Int64Exact(0)),
+					statecheck.ExpectKnownValue(releaseAddr, releaseAttr("status"), knownvalue.StringExact("deployed")),
+					statecheck.ExpectKnownValue(releaseAddr, releaseAttr("upgrade_failures"), knownvalue.Int64Exact(0)),
 					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("drift"), knownvalue.ListExact(nil)),
 				},
 			},
@@ -606,10 +660,10 @@ func TestAccHelmRelease_pendingUnlocked(t *testing.T) {
 				Config: releaseConfig(cacheDir, chartDir, ns, ""),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionUpdate),
-					plancheck.ExpectUnknownValue(releaseAddr, tfjsonpath.New("status")),
+					expectReleaseStatusUnknown(releaseAddr),
 				}},
 				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("status"), knownvalue.StringExact("deployed")),
+					statecheck.ExpectKnownValue(releaseAddr, releaseAttr("status"), knownvalue.StringExact("deployed")),
 				},
 			},
 		},

@@ -162,8 +162,8 @@ import {
 						plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionUpdate),
 					}},
 					ConfigStateChecks: []statecheck.StateCheck{
-						statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("status"), knownvalue.StringExact("deployed")),
-						statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("upgrade_failures"), knownvalue.Int64Exact(0)),
+						statecheck.ExpectKnownValue(releaseAddr, releaseAttr("status"), knownvalue.StringExact("deployed")),
+						statecheck.ExpectKnownValue(releaseAddr, releaseAttr("upgrade_failures"), knownvalue.Int64Exact(0)),
 					},
 				},
 			}
