@@ -112,6 +112,7 @@ func (s *session) storage(obs *observer) *storage.Storage {
 // config is a Helm action configuration whose storage writes obs sees.
 func (s *session) config(obs *observer) *action.Configuration {
 	kc := helmkube.New(s.getter)
+	kc.Factory = fieldValidationFactory{Factory: kc.Factory, f: s.f}
 	kc.Namespace = s.releaseNS
 	logf := func(string, ...any) {}
 	kc.Log = logf
