@@ -562,6 +562,13 @@ func (r *resourceSetResource) Read(ctx context.Context, req resource.ReadRequest
 	if resp.Diagnostics.HasError() || r.data == nil || r.data.unknown {
 		return
 	}
+	if state.InputsFrom.IsNull() {
+		// State written before inputs_from existed: absent blocks are an
+		// empty list in the configuration, so that a null would plan an
+		// update.
+		state.InputsFrom = types.ListValueMust(inputsFromElemType(), nil)
+		resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+	}
 	spec, known, diags := specFrom(ctx, &state)
 	resp.Diagnostics.Append(diags...)
 	if !known || resp.Diagnostics.HasError() {
@@ -576,11 +583,6 @@ func (r *resourceSetResource) Read(ctx context.Context, req resource.ReadRequest
 		return
 	}
 	state.Drift = driftValue(report.Drift)
-	if state.InputsFrom.IsNull() {
-		// State written before inputs_from existed: the configuration's
-		// absent blocks are an empty list.
-		state.InputsFrom = types.ListValueMust(inputsFromElemType(), nil)
-	}
 	// The last apply's changes are history once refreshed: each plan shows
 	// only its own.
 	state.Changes = types.ListNull(driftEntryType)
