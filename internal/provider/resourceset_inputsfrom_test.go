@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
@@ -19,6 +22,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
+
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/resourceset"
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
 )
 
 // inputProviderCRD is a minimal CRD of flux-operator's
@@ -336,4 +343,80 @@ func TestAccResourceSet_inputsFromExample(t *testing.T) {
 			},
 		}},
 	})
+}
+
+// An apply whose providers exported other inputs since the plan applies
+// nothing and says so, rather than returning objects the plan did not show.
+func TestResourceSetApply_inputsChangedSincePlan(t *testing.T) {
+	ctx := context.Background()
+	c := testClient(t)
+	installInputProviderCRD(t, c)
+	ns := uniqueNamespace(t, "inputs-changed")
+	setInputProvider(t, c, ns, "p", nil, map[string]any{"tenant": "a"})
+
+	elem := inputsFromElemType().(types.ObjectType)
+	ref := types.ObjectValueMust(elem.AttrTypes, map[string]attr.Value{
+		"api_version": types.StringNull(), "kind": types.StringNull(), "name": types.StringValue("p"),
+		"selector": types.ObjectNull(elem.AttrTypes["selector"].(types.ObjectType).AttrTypes),
+	})
+	strategy := resourceSetSchema().Blocks["input_strategy"].Type().(types.ObjectType)
+	model := func() resourceSetModel {
+		return resourceSetModel{
+			Name: types.StringValue("rs"), Namespace: types.StringValue(ns),
+			Inputs: types.DynamicNull(), Resources: types.DynamicNull(), Steps: types.DynamicNull(),
+			ResourcesTemplate: types.StringValue("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-<< inputs.tenant >>\n"),
+			Wait:              types.BoolValue(false), Timeout: types.StringValue("5m"),
+			ServiceAccountName: types.StringNull(), Force: types.BoolValue(false),
+			InputsFrom:    types.ListValueMust(elem, []attr.Value{ref}),
+			InputStrategy: types.ObjectNull(strategy.AttrTypes),
+			Inventory:     types.ListUnknown(inventoryEntryType), Drift: types.ListUnknown(driftEntryType),
+			Changes: types.ListUnknown(driftEntryType), Conditions: types.ListUnknown(conditionType),
+		}
+	}
+	f := kube.NewFactory(kube.Config{ConfigPaths: []string{testenv.Need(t).Cluster.Kubeconfig}}, "test")
+	r := &resourceSetResource{data: &providerData{kube: f}}
+	plan := func() string {
+		m := model()
+		spec, known, diags := specFrom(ctx, &m)
+		if !known || diags.HasError() {
+			t.Fatal(diags)
+		}
+		res, err := r.engine().Plan(ctx, spec, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Manifests
+	}
+
+	planned := plan()
+	setInputProvider(t, c, ns, "p", nil, map[string]any{"tenant": "b"})
+	m := model()
+	m.Manifests = types.StringValue(planned)
+	var diags diag.Diagnostics
+	r.apply(ctx, &m, nil, nil, &diags)
+	if !diags.HasError() || !strings.Contains(fmt.Sprint(diags), "Inputs changed since the plan") {
+		t.Fatalf("diagnostics %v", diags)
+	}
+	if exists(t, "v1", "ConfigMap", ns, "cm-a") || exists(t, "v1", "ConfigMap", ns, "cm-b") {
+		t.Fatal("an apply whose inputs changed since the plan applied objects")
+	}
+	if n := len(m.Inventory.Elements()); n != 0 {
+		t.Fatalf("inventory of %d entries after a failed apply that applied nothing", n)
+	}
+
+	planned = plan()
+	m = model()
+	m.Manifests = types.StringValue(planned)
+	diags = nil
+	r.apply(ctx, &m, nil, nil, &diags)
+	if diags.HasError() {
+		t.Fatal(diags)
+	}
+	if m.Manifests.ValueString() != planned || !exists(t, "v1", "ConfigMap", ns, "cm-b") {
+		t.Fatalf("apply: manifests %q, want %q", m.Manifests.ValueString(), planned)
+	}
+	prev, _ := inventoryEntries(ctx, m.Inventory)
+	if _, err := r.engine().Delete(ctx, &resourceset.Spec{Name: "rs", Namespace: ns}, prev); err != nil {
+		t.Fatal(err)
+	}
 }
