@@ -5,10 +5,10 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
-	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
 )
 
@@ -80,28 +80,18 @@ func validateDependencies(diags *diag.Diagnostics, list []dependencyModel) {
 	}
 }
 
-// dependencyPath is the attribute of a dependency's field.
-func dependencyPath(e *kube.DependencyError) path.Path {
-	return path.Root("dependencies").AtListIndex(e.Index).AtName(e.Field)
-}
-
-// addDependencyDiagnostics adds one diagnostic per *kube.DependencyError
-// joined in err, on the dependency's attribute; prefix names the resource
-// (`resourceset default/apps: `).
+// addDependencyDiagnostics adds one diagnostic per error joined in err, on
+// the dependency's attribute it names (on `dependencies` when it names none);
+// prefix names the resource (`resourceset default/apps: `).
 func addDependencyDiagnostics(diags *diag.Diagnostics, summary, prefix string, err error) {
 	if err == nil {
 		return
 	}
-	errs := []error{err}
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		errs = j.Unwrap()
-	}
-	for _, e := range errs {
-		var de *kube.DependencyError
-		if errors.As(e, &de) {
-			diags.AddAttributeError(dependencyPath(de), summary, prefix+de.Error())
-		} else {
-			diags.AddAttributeError(path.Root("dependencies"), summary, prefix+e.Error())
+	for _, e := range joined(err) {
+		var fe *fielderr.Error
+		if !errors.As(e, &fe) {
+			fe = &fielderr.Error{Path: "dependencies", Err: e}
 		}
+		diags.AddAttributeError(attributePath(fe.Path), summary, prefix+e.Error())
 	}
 }

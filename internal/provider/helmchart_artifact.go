@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/chart"
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
 )
 
 // NewHelmChartArtifactResource is the stevedore_helmchart_artifact resource.
@@ -322,15 +323,14 @@ func registryFor(list []registryCredential, repository string) (registryCredenti
 // engineDiag turns an engine error into a diagnostic on the attribute (or
 // list element: values_files[1]) it is about.
 func engineDiag(summary string, err error) diag.Diagnostic {
-	field := chart.FieldOf(err)
-	if field == "" {
-		return diag.NewErrorDiagnostic(summary, err.Error())
-	}
-	p := path.Root(field)
-	if i, ok := chart.IndexOf(err); ok {
-		p = p.AtListIndex(i)
-	}
-	return diag.NewAttributeErrorDiagnostic(p, summary, err.Error())
+	var diags diag.Diagnostics
+	addError(&diags, summary, err)
+	return diags[0]
+}
+
+// artifactError names the artifact by its source in front of err.
+func artifactError(spec chart.Spec, err error) error {
+	return fielderr.Object("helmchart_artifact", sourceID(spec), err)
 }
 
 func sourceID(spec chart.Spec) string {
@@ -367,7 +367,7 @@ func (r *helmChartArtifactResource) ModifyPlan(ctx context.Context, req resource
 	e := r.engine()
 	resolved, err := e.Resolve(ctx, spec)
 	if err != nil {
-		resp.Diagnostics.Append(engineDiag("Cannot resolve the chart version", fmt.Errorf("helmchart_artifact %s: %w", sourceID(spec), err)))
+		resp.Diagnostics.Append(engineDiag("Cannot resolve the chart version", artifactError(spec, err)))
 		return
 	}
 	staleWarning(&resp.Diagnostics, path.Root("repository"), "helmchart_artifact "+sourceID(spec), resolved)
@@ -465,7 +465,7 @@ func (r *helmChartArtifactResource) build(ctx context.Context, m *helmChartArtif
 		// Planned without resolution (unknown inputs at plan time): resolve now.
 		resolved, err := r.engine().Resolve(ctx, spec)
 		if err != nil {
-			diags.Append(engineDiag("Cannot resolve the chart version", fmt.Errorf("helmchart_artifact %s: %w", sourceID(spec), err)))
+			diags.Append(engineDiag("Cannot resolve the chart version", artifactError(spec, err)))
 			return
 		}
 		staleWarning(diags, path.Root("repository"), "helmchart_artifact "+sourceID(spec), resolved)
@@ -474,7 +474,7 @@ func (r *helmChartArtifactResource) build(ctx context.Context, m *helmChartArtif
 	plannedRevision := m.Revision
 	a, err := r.engine().Build(ctx, spec, version)
 	if err != nil {
-		diags.Append(engineDiag("Cannot build the chart artifact", fmt.Errorf("helmchart_artifact %s: %w", sourceID(spec), err)))
+		diags.Append(engineDiag("Cannot build the chart artifact", artifactError(spec, err)))
 		return
 	}
 	if !plannedRevision.IsUnknown() && !plannedRevision.IsNull() && plannedRevision.ValueString() != a.Revision {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/chart"
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/release"
 )
@@ -67,9 +67,9 @@ func (r *helmReleaseResource) ValidateConfig(ctx context.Context, req resource.V
 		return
 	}
 	// Each check skips what it cannot see yet (unknown values are empty here).
-	addReleaseFieldDiag(&resp.Diagnostics, "Invalid post-renderer", release.ValidatePostRenderers(spec.PostRenderers))
+	addReleaseDiag(&resp.Diagnostics, "Invalid post-renderer", release.ValidatePostRenderers(spec.PostRenderers))
 	if d := m.DriftDetection; d != nil {
-		addReleaseFieldDiag(&resp.Diagnostics, "Invalid drift ignore rule", release.ValidateIgnoreRules(spec.DriftDetection.Ignore))
+		addReleaseDiag(&resp.Diagnostics, "Invalid drift ignore rule", release.ValidateIgnoreRules(spec.DriftDetection.Ignore))
 	}
 	validateDependencies(&resp.Diagnostics, m.Dependencies)
 }
@@ -320,7 +320,7 @@ func (r *helmReleaseResource) planChart(ctx context.Context, spec *release.Spec,
 	}
 	a, err := r.inlineArtifact(ctx, cspec, keep, state, &resp.Diagnostics)
 	if err != nil {
-		resp.Diagnostics.Append(chartDiag("Cannot fetch the chart", plan.ID.ValueString(), err))
+		chartDiag(&resp.Diagnostics, "Cannot fetch the chart", plan, err)
 		return nil, false
 	}
 	meta, err := chart.ReadMetadata(a.Path)
@@ -518,13 +518,13 @@ func (r *helmReleaseResource) reconcile(ctx context.Context, m, state *helmRelea
 		m.Changes = types.ListNull(driftEntryType)
 	}
 	if r.configUnknown() {
-		diags.AddError("Provider not configured", "helmrelease "+m.ID.ValueString()+": the provider configuration is not known at apply")
+		addError(diags, "Provider not configured", fielderr.Object(release.Kind, m.ID.ValueString(), errors.New("the provider configuration is not known at apply")))
 		return false, nil
 	}
 	spec, known, d := helmReleaseSpec(ctx, m)
 	diags.Append(d...)
 	if !known && !diags.HasError() {
-		diags.AddError("Unknown values at apply", "helmrelease "+m.ID.ValueString()+": a configuration value is still unknown")
+		addError(diags, "Unknown values at apply", fielderr.Object(release.Kind, m.ID.ValueString(), errors.New("a configuration value is still unknown")))
 	}
 	if diags.HasError() {
 		return false, nil
@@ -614,7 +614,7 @@ func (r *helmReleaseResource) Delete(ctx context.Context, req resource.DeleteReq
 		return
 	}
 	if r.configUnknown() {
-		resp.Diagnostics.AddError("Provider not configured", "helmrelease "+state.ID.ValueString()+": the provider configuration is not known")
+		addError(&resp.Diagnostics, "Provider not configured", fielderr.Object(release.Kind, state.ID.ValueString(), errors.New("the provider configuration is not known")))
 		return
 	}
 	if state.Suspend.ValueBool() {
@@ -736,7 +736,7 @@ func (r *helmReleaseResource) buildInlineChart(ctx context.Context, m *helmRelea
 	cspec, known, d := r.inlineChartSpec(ctx, m.Chart)
 	diags.Append(d...)
 	if !known && !diags.HasError() {
-		diags.AddError("Unknown values at apply", "helmrelease "+id+": a chart attribute is still unknown")
+		addError(diags, "Unknown values at apply", fielderr.Object(release.Kind, id, errors.New("a chart attribute is still unknown")))
 	}
 	if diags.HasError() {
 		return false
@@ -747,7 +747,7 @@ func (r *helmReleaseResource) buildInlineChart(ctx context.Context, m *helmRelea
 	}
 	a, err := r.inlineArtifact(ctx, cspec, keep, m, diags)
 	if err != nil {
-		diags.Append(chartDiag("Cannot fetch the chart", id, err))
+		chartDiag(diags, "Cannot fetch the chart", m, err)
 		return false
 	}
 	if keep != "" && a.Digest != keep {
@@ -759,13 +759,10 @@ func (r *helmReleaseResource) buildInlineChart(ctx context.Context, m *helmRelea
 	return true
 }
 
-// chartDiag is a chart engine error on the chart block's attribute it names.
-func chartDiag(summary, id string, err error) diag.Diagnostic {
-	msg := fmt.Sprintf("helmrelease %s: chart: %v", id, err)
-	if field := chart.FieldOf(err); field != "" {
-		return diag.NewAttributeErrorDiagnostic(path.Root("chart").AtName(field), summary, msg)
-	}
-	return diag.NewAttributeErrorDiagnostic(path.Root("chart"), summary, msg)
+// chartDiag is an error of the chart engine about the release's chart
+// block: its attributes are under `chart`.
+func chartDiag(diags *diag.Diagnostics, summary string, m *helmReleaseModel, err error) {
+	addError(diags, summary, fielderr.Object(release.Kind, m.ID.ValueString(), fielderr.Under("chart", err)))
 }
 
 // sameInlineChart reports whether two inline charts have the same source.
@@ -785,31 +782,17 @@ func driftSummary(l types.List) string {
 
 // addReleaseDiag attaches an engine error to the attribute it is about.
 func addReleaseDiag(diags *diag.Diagnostics, summary string, err error) {
-	var fe *release.FieldError
 	var exists *release.ExistsError
 	var notReady *kube.DependencyNotReadyError
-	var de *kube.DependencyError
 	switch {
 	case errors.As(err, &exists):
 		diags.AddAttributeError(path.Root("release_name"), "Release already exists", err.Error()+". "+importAdvice(exists))
-		return
-	case errors.As(err, &fe):
-		diags.AddAttributeError(fieldPath(fe.Field), summary, err.Error())
-		return
 	case errors.As(err, &notReady):
 		diags.AddError("Dependencies not ready", err.Error()+
 			". The release was not installed or upgraded, and no failure was counted: apply again once they are met.")
-		return
-	case errors.As(err, &de):
-		var oe *release.ObjectError
-		if errors.As(err, &oe) {
-			addDependencyDiagnostics(diags, summary, "helmrelease "+oe.Namespace+"/"+oe.Name+": ", oe.Err)
-			return
-		}
-		addDependencyDiagnostics(diags, summary, "", err)
-		return
+	default:
+		addError(diags, summary, err)
 	}
-	diags.AddError(summary, err.Error())
 }
 
 // importAdvice says how to import the release e found, with the import ID
@@ -838,46 +821,4 @@ func importAdvice(e *release.ExistsError) string {
 	id := e.ImportID
 	return fmt.Sprintf("To manage it with this resource, import it (an import block, or terraform import) with the ID %q; "+
 		"to install another release, choose another release_name.", id)
-}
-
-// addReleaseFieldDiag adds one diagnostic per error joined in err.
-func addReleaseFieldDiag(diags *diag.Diagnostics, summary string, err error) {
-	if err == nil {
-		return
-	}
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		for _, e := range j.Unwrap() {
-			addReleaseDiag(diags, summary, e)
-		}
-		return
-	}
-	addReleaseDiag(diags, summary, err)
-}
-
-var fieldStep = regexp.MustCompile(`^([a-z_]+)((\[\d+\])*)$`)
-
-// fieldPath turns `post_renderers[0].kustomize.patches[1].patch` into an
-// attribute path.
-func fieldPath(field string) path.Path {
-	var p path.Path
-	first := true
-	for _, step := range strings.Split(field, ".") {
-		m := fieldStep.FindStringSubmatch(step)
-		if m == nil {
-			break
-		}
-		if first {
-			p, first = path.Root(m[1]), false
-		} else {
-			p = p.AtName(m[1])
-		}
-		for _, idx := range regexp.MustCompile(`\d+`).FindAllString(m[2], -1) {
-			i, _ := strconv.Atoi(idx)
-			p = p.AtListIndex(i)
-		}
-	}
-	if first {
-		return path.Empty()
-	}
-	return p
 }

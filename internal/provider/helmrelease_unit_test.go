@@ -10,7 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 )
 
-func TestFieldPath(t *testing.T) {
+func TestAttributePath(t *testing.T) {
 	for field, want := range map[string]path.Path{
 		"values":                       path.Root("values"),
 		"values_from[2]":               path.Root("values_from").AtListIndex(2),
@@ -18,9 +18,12 @@ func TestFieldPath(t *testing.T) {
 		"post_renderers[0].kustomize.patches[1].patch": path.Root("post_renderers").AtListIndex(0).AtName("kustomize").
 			AtName("patches").AtListIndex(1).AtName("patch"),
 		"drift_detection.ignore[0].paths[1]": path.Root("drift_detection").AtName("ignore").AtListIndex(0).AtName("paths").AtListIndex(1),
+		"kubernetes.exec.api_version":        path.Root("kubernetes").AtName("exec").AtName("api_version"),
+		"dependencies[1].ready_expr":         path.Root("dependencies").AtListIndex(1).AtName("ready_expr"),
+		"":                                   path.Empty(),
 	} {
-		if got := fieldPath(field); !got.Equal(want) {
-			t.Errorf("fieldPath(%q) = %s, want %s", field, got, want)
+		if got := attributePath(field); !got.Equal(want) {
+			t.Errorf("attributePath(%q) = %s, want %s", field, got, want)
 		}
 	}
 }

@@ -7,15 +7,14 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
-	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/chart"
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/release"
 )
@@ -79,7 +78,7 @@ func (p *stevedoreProvider) Configure(ctx context.Context, req provider.Configur
 
 	kc := kubeConfigFrom(cfg.Kubernetes)
 	for _, fe := range kc.Validate() {
-		resp.Diagnostics.AddAttributeError(kubeAttrPath(fe.Field), "Invalid Kubernetes configuration", "kubernetes."+fe.Error())
+		addError(&resp.Diagnostics, "Invalid Kubernetes configuration", fielderr.Under("kubernetes", fe))
 	}
 	if resp.Diagnostics.HasError() {
 		return
@@ -102,16 +101,6 @@ func (p *stevedoreProvider) DataSources(context.Context) []func() datasource.Dat
 	return []func() datasource.DataSource{
 		NewResourceSetInputsDataSource,
 	}
-}
-
-// kubeAttrPath maps an engine field name (`exec.command`) to the attribute path
-// under the kubernetes block.
-func kubeAttrPath(field string) path.Path {
-	p := path.Root("kubernetes")
-	for _, name := range strings.Split(field, ".") {
-		p = p.AtName(name)
-	}
-	return p
 }
 
 // defaultCacheDir is the user cache directory + /stevedore, or a directory under

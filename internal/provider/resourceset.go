@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/resourceset"
 )
@@ -282,13 +283,7 @@ func renderDiagnostic(diags *diag.Diagnostics, summary string, err error, id str
 	case errors.Is(err, resourceset.ErrUnknownKind):
 		diags.AddAttributeError(path.Root("resources"), summary, fmt.Sprintf("resourceset %s: %v", id, err))
 	default:
-		var de *kube.DependencyError
-		if errors.As(err, &de) {
-			diags.AddAttributeError(dependencyPath(de), summary,
-				fmt.Sprintf("resourceset %s: %v", id, err))
-			return
-		}
-		diags.AddError(summary, fmt.Sprintf("resourceset %s: %v", id, err))
+		addError(diags, summary, fielderr.Object("resourceset", id, err))
 	}
 }
 

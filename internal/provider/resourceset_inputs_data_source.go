@@ -7,8 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
-	"strconv"
-	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -16,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/inputs"
 )
 
@@ -75,7 +74,7 @@ func (d *resourceSetInputsDataSource) ValidateConfig(ctx context.Context, req da
 	spec, unknown, diags := m.spec(ctx)
 	resp.Diagnostics.Append(diags...)
 	for _, e := range spec.Validate() {
-		if !unknown[inputsFieldRoot(e.Field)] {
+		if !unknown[inputsFieldRoot(e.Path)] {
 			addFieldError(&resp.Diagnostics, e)
 		}
 	}
@@ -148,7 +147,7 @@ func (m resourceSetInputsModel) spec(ctx context.Context) (inputs.Spec, map[stri
 				continue
 			}
 			if s.IsNull() {
-				diags.AddAttributeError(inputsFieldPath(fmt.Sprintf("%s[%d]", field, i)), "Invalid value", field+" must not hold null")
+				diags.AddAttributeError(attributePath(fielderr.Index(field, i)), "Invalid value", field+" must not hold null")
 				continue
 			}
 			out = append(out, s.ValueString())
@@ -213,32 +212,13 @@ func (m resourceSetInputsModel) spec(ctx context.Context) (inputs.Spec, map[stri
 	return s, unknown, diags
 }
 
-func addFieldError(diags *diag.Diagnostics, e inputs.FieldError) {
-	diags.AddAttributeError(inputsFieldPath(e.Field), "Invalid "+inputsFieldRoot(e.Field), e.Field+" "+e.Msg)
+// addFieldError is a diagnostic on the attribute e names, summarized with
+// the block or attribute at its root.
+func addFieldError(diags *diag.Diagnostics, e *fielderr.Error) {
+	addError(diags, "Invalid "+inputsFieldRoot(e.Path), e)
 }
 
 var inputsFieldIndex = regexp.MustCompile(`^(.*)\[(\d+)\]$`)
-
-// inputsFieldPath turns `filter.labels[1]` into its attribute path.
-func inputsFieldPath(field string) path.Path {
-	var p path.Path
-	for i, name := range strings.Split(field, ".") {
-		idx := -1
-		if m := inputsFieldIndex.FindStringSubmatch(name); m != nil {
-			name = m[1]
-			idx, _ = strconv.Atoi(m[2])
-		}
-		if i == 0 {
-			p = path.Root(name)
-		} else {
-			p = p.AtName(name)
-		}
-		if idx >= 0 {
-			p = p.AtListIndex(idx)
-		}
-	}
-	return p
-}
 
 // inputsFieldRoot drops the index of `filter.labels[1]`.
 func inputsFieldRoot(field string) string {

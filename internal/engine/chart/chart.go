@@ -18,6 +18,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
 )
 
 // Reconcile strategies of a local chart source, as Flux names them.
@@ -158,9 +160,9 @@ func (s *Spec) Validate() error {
 	}
 	if s.SourceRoot != "" {
 		if s.SourcePath == "" {
-			errs = append(errs, fieldErr("source_root", errors.New("source_root: applies to source_path only")))
+			errs = append(errs, fieldErr("source_root", errors.New("applies to source_path only")))
 		} else if err := CheckRelPath(s.SourcePath, true); err != nil {
-			errs = append(errs, fieldErr("source_path", fmt.Errorf("source_path: %w", err)))
+			errs = append(errs, fieldErr("source_path", err))
 		}
 	}
 	if strings.ContainsAny(s.Chart, "/\\") {
@@ -270,53 +272,13 @@ type Artifact struct {
 	SourceRevision string
 }
 
-// Error wraps a failure with the object it concerns, in Flux's style.
-type Error struct {
-	// Field is the Spec field the error is about, in snake_case, when one is.
-	Field string
-	// Index is the element of the list Field the error is about
-	// (values_files[1]), when HasIndex is true.
-	Index    int
-	HasIndex bool
-	Err      error
-}
+// fieldErr is err about field of the Spec, in snake_case as the provider's
+// attribute is; an error that names its field already keeps it.
+func fieldErr(field string, err error) error { return fielderr.Wrap(field, err) }
 
-func (e *Error) Error() string { return e.Err.Error() }
-func (e *Error) Unwrap() error { return e.Err }
-
-func fieldErr(field string, err error) error {
-	if err == nil {
-		return nil
-	}
-	var fe *Error
-	if errors.As(err, &fe) {
-		return err
-	}
-	return &Error{Field: field, Err: err}
-}
-
-// elemErr is an error about element i of the list field, its text
-// prefixed with `field[i]: `.
+// elemErr is an error about element i of the list field.
 func elemErr(field string, i int, err error) error {
-	return &Error{Field: field, Index: i, HasIndex: true, Err: fmt.Errorf("%s[%d]: %w", field, i, err)}
-}
-
-// IndexOf returns the list element of FieldOf(err) an error is about.
-func IndexOf(err error) (int, bool) {
-	var fe *Error
-	if errors.As(err, &fe) && fe.HasIndex {
-		return fe.Index, true
-	}
-	return 0, false
-}
-
-// FieldOf returns the Spec field an error is about, or "".
-func FieldOf(err error) string {
-	var fe *Error
-	if errors.As(err, &fe) {
-		return fe.Field
-	}
-	return ""
+	return &fielderr.Error{Path: fielderr.Index(field, i), Err: err}
 }
 
 // ErrNotFound marks a version or chart the source does not have.

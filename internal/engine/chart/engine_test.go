@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/chart/charttest"
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
 )
 
@@ -143,8 +144,8 @@ func TestResolveHTTPCachesIndexWithinTTL(t *testing.T) {
 	}
 	spec.Version = "9.*"
 	_, err = e.Resolve(ctx, spec)
-	if err == nil || !strings.Contains(err.Error(), "no 'podinfo' chart with version matching '9.*' found") || FieldOf(err) != "version" {
-		t.Fatalf("resolve 9.*: %v (field %q)", err, FieldOf(err))
+	if err == nil || !strings.Contains(err.Error(), "no 'podinfo' chart with version matching '9.*' found") || fielderr.PathOf(err) != "version" {
+		t.Fatalf("resolve 9.*: %v (field %q)", err, fielderr.PathOf(err))
 	}
 }
 
@@ -192,7 +193,7 @@ func TestBuildHTTPWithBasicAuthAndTLS(t *testing.T) {
 	bad.Auth.Password = "wrong"
 	e2, _ := newEngine(t, time.Minute)
 	_, err = e2.Resolve(ctx, bad)
-	if !errors.Is(err, ErrUnauthorized) || !strings.Contains(err.Error(), "401") || FieldOf(err) != "repository" {
+	if !errors.Is(err, ErrUnauthorized) || !strings.Contains(err.Error(), "401") || fielderr.PathOf(err) != "repository" {
 		t.Fatalf("wrong password: %v", err)
 	}
 	if strings.Contains(err.Error(), "wrong") {
@@ -209,7 +210,7 @@ func TestBuildHTTPWithBasicAuthAndTLS(t *testing.T) {
 	url := down.URL()
 	down.Close()
 	_, err = e2.Resolve(ctx, Spec{Repository: url, Chart: "podinfo"})
-	if err == nil || !strings.Contains(err.Error(), "failed to fetch "+url+"/index.yaml") || FieldOf(err) != "repository" {
+	if err == nil || !strings.Contains(err.Error(), "failed to fetch "+url+"/index.yaml") || fielderr.PathOf(err) != "repository" {
 		t.Fatalf("unreachable: %v", err)
 	}
 	// A server error.
@@ -285,7 +286,7 @@ func TestBuildValuesFilesDeterministic(t *testing.T) {
 	e, _ := newEngine(t, time.Minute)
 	spec.ValuesFiles = []string{"values-prod.yaml", "values-missing.yaml"}
 	_, err := e.Build(ctx, spec, "1.0.0")
-	if err == nil || !strings.Contains(err.Error(), "no values file found at path 'values-missing.yaml'") || FieldOf(err) != "values_files" {
+	if err == nil || !strings.Contains(err.Error(), "no values file found at path 'values-missing.yaml'") || fielderr.PathOf(err) != "values_files" {
 		t.Fatalf("missing values file: %v", err)
 	}
 	if entries, _ := os.ReadDir(filepath.Join(e.cacheDir, "artifacts")); len(entries) != 0 {
@@ -447,7 +448,7 @@ func TestBuildLocalWithDependency(t *testing.T) {
 	}
 	// Not a chart.
 	_, err = e.Resolve(ctx, Spec{SourcePath: t.TempDir()})
-	if err == nil || FieldOf(err) != "source_path" || !strings.Contains(err.Error(), "not a valid chart") {
+	if err == nil || fielderr.PathOf(err) != "source_path" || !strings.Contains(err.Error(), "not a valid chart") {
 		t.Fatalf("not a chart: %v", err)
 	}
 }
@@ -623,7 +624,7 @@ func TestOCIResolveBuildVerify(t *testing.T) {
 	e3, _ := newEngine(t, time.Minute)
 	spec.Verify.PublicKeys = [][]byte{keyB.PublicPEM}
 	_, err = e3.Build(ctx, spec, "1.1.0")
-	if !errors.Is(err, ErrVerification) || !strings.Contains(err.Error(), "no matching signatures were found") || FieldOf(err) != "verify" {
+	if !errors.Is(err, ErrVerification) || !strings.Contains(err.Error(), "no matching signatures were found") || fielderr.PathOf(err) != "verify" {
 		t.Fatalf("unknown key: %v", err)
 	}
 	if entries, _ := os.ReadDir(filepath.Join(e3.cacheDir, "artifacts")); len(entries) != 0 {
@@ -666,7 +667,7 @@ func TestBuildHTTPWithClientCertificate(t *testing.T) {
 		t.Fatal("a repository that wants a client certificate answered without one")
 	}
 	spec.Auth.CertPEM = certPEM
-	if _, err := e2.Resolve(ctx, spec); err == nil || FieldOf(err) != "cert_pem" {
+	if _, err := e2.Resolve(ctx, spec); err == nil || fielderr.PathOf(err) != "cert_pem" {
 		t.Fatalf("cert without key: %v", err)
 	}
 }
@@ -757,7 +758,7 @@ func TestOCITagsCachedWithinTTL(t *testing.T) {
 	// A repository that does not exist.
 	spec.Version = "*"
 	spec.Chart = "nothing-here"
-	if _, err := e.Resolve(ctx, spec); err == nil || FieldOf(err) != "repository" || !strings.Contains(err.Error(), "could not get tags for 'nothing-here'") {
+	if _, err := e.Resolve(ctx, spec); err == nil || fielderr.PathOf(err) != "repository" || !strings.Contains(err.Error(), "could not get tags for 'nothing-here'") {
 		t.Fatalf("missing repository: %v", err)
 	}
 }
@@ -774,7 +775,7 @@ func TestVerifyCosignRejectsBadInputBeforeAnyRequest(t *testing.T) {
 		"not a key":          {Verify{Provider: "cosign", PublicKeys: [][]byte{[]byte("not a key")}}, "public_keys[0]: not a PEM public key"},
 	} {
 		err := verifyCosign(ctx, &tc.v, ref, true, Auth{})
-		if err == nil || !strings.Contains(err.Error(), tc.want) || FieldOf(err) != "verify" {
+		if err == nil || !strings.Contains(err.Error(), tc.want) || fielderr.PathOf(err) != "verify" {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
@@ -870,7 +871,7 @@ generated: "2026-01-01T00:00:00Z"
 	// Without credentials the repository refuses.
 	e2, _ := newEngine(t, time.Minute)
 	if _, err := e2.Build(ctx, Spec{SourcePath: dir}, "0.1.0"); !errors.Is(err, ErrUnauthorized) ||
-		!strings.Contains(err.Error(), "chart 'umbrella': dependency 'podinfo'") || FieldOf(err) != "source_path" {
+		!strings.Contains(err.Error(), "chart 'umbrella': dependency 'podinfo'") || fielderr.PathOf(err) != "source_path" {
 		t.Fatalf("no credentials: %v", err)
 	}
 
@@ -943,7 +944,7 @@ func TestResolve_registryDownUsesCachedTags(t *testing.T) {
 		t.Fatalf("registry down: %+v, %v", r, err)
 	}
 	fresh, _ := newEngine(t, time.Minute)
-	if _, err := fresh.Resolve(ctx, spec); err == nil || FieldOf(err) != "repository" {
+	if _, err := fresh.Resolve(ctx, spec); err == nil || fielderr.PathOf(err) != "repository" {
 		t.Fatalf("registry down, nothing cached: %v, want an error on repository", err)
 	}
 }

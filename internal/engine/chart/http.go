@@ -35,7 +35,7 @@ func tlsConfig(auth Auth) (*tls.Config, error) {
 			pool = x509.NewCertPool()
 		}
 		if !pool.AppendCertsFromPEM(auth.CAPEM) {
-			return nil, fieldErr("ca_pem", errors.New("ca_pem holds no PEM certificate"))
+			return nil, fieldErr("ca_pem", errors.New("holds no PEM certificate"))
 		}
 		cfg.RootCAs = pool
 	}

@@ -2,7 +2,6 @@ package chart
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -18,6 +17,7 @@ import (
 	"helm.sh/helm/v3/pkg/repo"
 
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/chart/charttest"
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
 )
 
@@ -326,8 +326,7 @@ func TestResolve_repositoryDownUsesCachedIndex(t *testing.T) {
 	}
 
 	_, err = New(Options{CacheDir: t.TempDir()}).Resolve(ctx, spec)
-	var fe *Error
-	if !errors.As(err, &fe) || fe.Field != "repository" {
+	if fielderr.PathOf(err) != "repository" {
 		t.Fatalf("repository down, nothing cached: %v, want an error on repository", err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
 )
@@ -79,7 +80,7 @@ func (e *Engine) loadLocal(ctx context.Context, dir string, depAuth func(string)
 			if err != nil {
 				// About the chart directory, whatever field of the
 				// dependency's own spec the cause names.
-				return nil, &Error{Field: "source_path", Err: err}
+				return nil, &fielderr.Error{Path: "source_path", Err: err}
 			}
 			lc.files = append(lc.files, f)
 			present[dep.Name] = true

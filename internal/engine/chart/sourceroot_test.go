@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"sigs.k8s.io/yaml"
@@ -110,8 +111,8 @@ func TestBuildLocalSourceRootValuesFiles(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "no values file found at path 'values.yaml' in source_root") {
 		t.Fatalf("values.yaml at the root: %v", err)
 	}
-	if i, ok := IndexOf(err); FieldOf(err) != "values_files" || !ok || i != 1 {
-		t.Fatalf("error about %s[%d] (%v), want values_files[1]", FieldOf(err), i, ok)
+	if got := fielderr.PathOf(err); got != "values_files[1]" {
+		t.Fatalf("error about %s, want values_files[1]", got)
 	}
 	spec.IgnoreMissingValuesFiles = true
 	a, err = e.Build(ctx, spec, "1.0.0")
@@ -142,8 +143,8 @@ func TestBuildLocalWithoutSourceRootUnchanged(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "outside the chart source") {
 		t.Fatalf("values file outside the chart directory: %v", err)
 	}
-	if i, ok := IndexOf(err); FieldOf(err) != "values_files" || !ok || i != 1 {
-		t.Fatalf("error about %s[%d] (%v), want values_files[1]", FieldOf(err), i, ok)
+	if got := fielderr.PathOf(err); got != "values_files[1]" {
+		t.Fatalf("error about %s, want values_files[1]", got)
 	}
 }
 
@@ -193,9 +194,12 @@ func TestSourceRootRefusesEscapes(t *testing.T) {
 			t.Errorf("%s: error %v, want one containing %q", name, err, tc.want)
 			continue
 		}
-		i, ok := IndexOf(err)
-		if FieldOf(err) != tc.field || ok != (tc.index >= 0) || ok && i != tc.index {
-			t.Errorf("%s: error about %q index %d (%v), want %q index %d", name, FieldOf(err), i, ok, tc.field, tc.index)
+		want := tc.field
+		if tc.index >= 0 {
+			want = fielderr.Index(tc.field, tc.index)
+		}
+		if got := fielderr.PathOf(err); got != want {
+			t.Errorf("%s: error about %q, want %q", name, got, want)
 		}
 	}
 	if entries, _ := os.ReadDir(filepath.Join(e.cacheDir, "artifacts")); len(entries) != 0 {
@@ -219,7 +223,7 @@ func TestKeylessWithoutIdentityAccepted(t *testing.T) {
 	if err != nil || len(ids) != 2 || ids[1].SubjectRegExp != "^b$" {
 		t.Fatalf("identities: %+v %v", ids, err)
 	}
-	if _, err := keylessIdentities([]Identity{{Issuer: "(", Subject: ".*"}}); err == nil || FieldOf(err) != "verify" {
+	if _, err := keylessIdentities([]Identity{{Issuer: "(", Subject: ".*"}}); err == nil || fielderr.PathOf(err) != "verify" {
 		t.Fatalf("bad issuer: %v", err)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
 )
 
 // The supported types, with flux-operator's names.
@@ -95,15 +96,6 @@ type Auth struct {
 	CACert   string
 }
 
-// FieldError is a problem with one field of the spec. Field is the
-// Terraform attribute path: `url`, `filter.semver`, ...
-type FieldError struct {
-	Field string
-	Msg   string
-}
-
-func (e FieldError) Error() string { return e.Field + ": " + e.Msg }
-
 type kind int
 
 const (
@@ -132,10 +124,10 @@ func kindOf(t string) kind {
 func isGitHub(t string) bool { return strings.HasPrefix(t, "GitHub") }
 
 // Validate reports every problem of the spec that needs no network.
-func (s Spec) Validate() []FieldError {
-	var errs []FieldError
+func (s Spec) Validate() []*fielderr.Error {
+	var errs []*fielderr.Error
 	add := func(field, format string, a ...any) {
-		errs = append(errs, FieldError{Field: field, Msg: fmt.Sprintf(format, a...)})
+		errs = append(errs, fielderr.Errorf(field, format, a...))
 	}
 	if !slices.Contains(Supported, s.Type) {
 		if slices.Contains(NotYetSupported, s.Type) {
@@ -252,7 +244,7 @@ func (s Spec) Validate() []FieldError {
 			}
 		}
 	}
-	slices.SortStableFunc(errs, func(a, b FieldError) int { return strings.Compare(a.Field, b.Field) })
+	slices.SortStableFunc(errs, func(a, b *fielderr.Error) int { return strings.Compare(a.Path, b.Path) })
 	return errs
 }
 

@@ -41,7 +41,7 @@ func TestValidate(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			errs := tc.spec.Validate()
 			for _, e := range errs {
-				if e.Field == tc.field && strings.Contains(e.Msg, tc.msg) {
+				if e.Path == tc.field && strings.Contains(e.Err.Error(), tc.msg) {
 					return
 				}
 			}

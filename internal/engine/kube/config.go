@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -63,26 +64,18 @@ type ExecConfig struct {
 	Env        map[string]string
 }
 
-// FieldError is a configuration error tied to one field of Config, named as the
-// provider's attribute is, so that the diagnostic can point at it.
-type FieldError struct {
-	Field string
-	Err   error
-}
-
-func (e *FieldError) Error() string { return e.Field + ": " + e.Err.Error() }
-func (e *FieldError) Unwrap() error { return e.Err }
-
-func fieldErr(field, format string, args ...any) *FieldError {
-	return &FieldError{Field: field, Err: fmt.Errorf(format, args...)}
+// fieldErr is an error about field of Config, named as the provider's
+// attribute in the kubernetes block is.
+func fieldErr(field, format string, args ...any) *fielderr.Error {
+	return fielderr.Errorf(field, format, args...)
 }
 
 // Validate checks the configuration without contacting the cluster: one
 // authentication method at most, pairs that only work together, and a kubeconfig
 // that can be read and holds the contexts it is asked for. Reading local files is
 // allowed here; network access is not.
-func (c Config) Validate() []*FieldError {
-	var errs []*FieldError
+func (c Config) Validate() []*fielderr.Error {
+	var errs []*fielderr.Error
 
 	methods := []string{}
 	if c.Token != "" {
@@ -147,8 +140,8 @@ func authField(method string) string {
 	}
 }
 
-func (c Config) validateKubeconfig() []*FieldError {
-	var errs []*FieldError
+func (c Config) validateKubeconfig() []*fielderr.Error {
+	var errs []*fielderr.Error
 	merged := clientcmdapi.NewConfig()
 	for _, p := range c.ConfigPaths {
 		f, err := clientcmd.LoadFromFile(expandHome(p))

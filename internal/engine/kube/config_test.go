@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
 )
 
 const kubeconfigFixture = `apiVersion: v1
@@ -21,10 +23,10 @@ contexts:
 current-context: one
 `
 
-func fieldsOf(errs []*FieldError) string {
+func fieldsOf(errs []*fielderr.Error) string {
 	var f []string
 	for _, e := range errs {
-		f = append(f, e.Field)
+		f = append(f, e.Path)
 	}
 	return strings.Join(f, ",")
 }

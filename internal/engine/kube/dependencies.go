@@ -13,6 +13,7 @@ import (
 	"github.com/google/cel-go/common/ast"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/ext"
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -48,20 +49,17 @@ func (d Dependency) String() string {
 // DependencyPollInterval is how often unmet dependencies are checked again.
 const DependencyPollInterval = 5 * time.Second
 
-// DependencyError is a terminal problem with a dependency's definition, or
-// with its ready_expr on the object it found (not a dependency that is not
-// ready yet), tied to its position: Field is the attribute in snake_case.
-type DependencyError struct {
-	Index int
-	Field string
-	Err   error
-}
+// dependencyField is the path of field of dependency i.
+func dependencyField(i int, field string) string { return fmt.Sprintf("dependencies[%d].%s", i, field) }
 
-func (e *DependencyError) Error() string {
-	return fmt.Sprintf("dependencies[%d].%s: %v", e.Index, e.Field, e.Err)
+// IsDependencyError says whether err is, or joins, a terminal problem with a
+// dependency's definition or with its ready_expr on the object it found (a
+// *fielderr.Error under `dependencies`), not a dependency that is not ready
+// yet.
+func IsDependencyError(err error) bool {
+	var fe *fielderr.Error
+	return errors.As(err, &fe) && strings.HasPrefix(fe.Path, "dependencies[")
 }
-
-func (e *DependencyError) Unwrap() error { return e.Err }
 
 // UnmetDependency is a dependency that is not met, and why.
 type UnmetDependency struct {
@@ -96,7 +94,7 @@ type Dependencies struct {
 // ValidateDependencies checks the dependencies' definitions and compiles every
 // ready_expr (syntax and types), without the cluster, so that plan reports a
 // bad definition before anything is applied. The errors are
-// *DependencyError, joined.
+// *fielderr.Error under `dependencies`, joined.
 func ValidateDependencies(deps []Dependency) error {
 	_, err := CompileDependencies(deps)
 	return err
@@ -120,7 +118,7 @@ func CompileDependencies(deps []Dependency) (*Dependencies, error) {
 		}
 		x, err := compileReadyExpr(base, d.ReadyExpr)
 		if err != nil {
-			errs = append(errs, &DependencyError{Index: i, Field: "ready_expr", Err: err})
+			errs = append(errs, &fielderr.Error{Path: dependencyField(i, "ready_expr"), Err: err})
 			continue
 		}
 		out.exprs[i] = x
@@ -136,17 +134,17 @@ func (d Dependency) definitionErrors(i int) []error {
 	var errs []error
 	for _, f := range []struct{ field, v string }{{"api_version", d.APIVersion}, {"kind", d.Kind}, {"name", d.Name}} {
 		if f.v == "" {
-			errs = append(errs, &DependencyError{Index: i, Field: f.field, Err: errors.New("must be set")})
+			errs = append(errs, &fielderr.Error{Path: dependencyField(i, f.field), Err: errors.New("must be set")})
 		}
 	}
 	// Malformed, the lookup of the kind would fail on every poll until the
 	// timeout, and then blame the object.
 	if gv, err := schema.ParseGroupVersion(d.APIVersion); d.APIVersion != "" && (err != nil || gv.Version == "") {
-		errs = append(errs, &DependencyError{Index: i, Field: "api_version",
+		errs = append(errs, &fielderr.Error{Path: dependencyField(i, "api_version"),
 			Err: fmt.Errorf("%q is not <group>/<version> or <version> (v1, apps/v1)", d.APIVersion)})
 	}
 	if d.ReadyExpr != "" && !d.Ready {
-		errs = append(errs, &DependencyError{Index: i, Field: "ready_expr", Err: errors.New("is only used with ready = true")})
+		errs = append(errs, &fielderr.Error{Path: dependencyField(i, "ready_expr"), Err: errors.New("is only used with ready = true")})
 	}
 	return errs
 }
@@ -162,7 +160,7 @@ func (ds *Dependencies) Len() int {
 // Wait polls every interval until every dependency is met, or until timeout:
 // then it returns a *DependencyNotReadyError naming those that are not met and
 // why. A ready_expr that fails on the object (not merely on a field it does
-// not have yet) is a terminal *DependencyError.
+// not have yet) is a terminal *fielderr.Error under `dependencies`.
 func (ds *Dependencies) Wait(ctx context.Context, c client.Reader, timeout, interval time.Duration) error {
 	if ds.Len() == 0 {
 		return nil
@@ -197,7 +195,7 @@ func (ds *Dependencies) Check(ctx context.Context, c client.Reader) ([]UnmetDepe
 	for i := range ds.Len() {
 		reason, err := ds.check(ctx, c, i)
 		if err != nil {
-			return nil, &DependencyError{Index: i, Field: "ready_expr", Err: err}
+			return nil, &fielderr.Error{Path: dependencyField(i, "ready_expr"), Err: err}
 		}
 		if reason != "" {
 			unmet = append(unmet, UnmetDependency{Index: i, Dependency: ds.deps[i], Reason: reason})

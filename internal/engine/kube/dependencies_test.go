@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -53,9 +54,8 @@ func TestValidateDependencies(t *testing.T) {
 			t.Errorf("a valid expression was rejected (%s):\n%s", valid, msg)
 		}
 	}
-	var de *DependencyError
-	if !errors.As(err, &de) {
-		t.Errorf("want *DependencyError, got %T", err)
+	if !IsDependencyError(err) {
+		t.Errorf("want a dependency error, got %T", err)
 	}
 }
 
@@ -177,8 +177,8 @@ func TestDependencies_check(t *testing.T) {
 	}
 	start := time.Now()
 	err = ds.Wait(ctx, c, time.Minute, 50*time.Millisecond)
-	var de *DependencyError
-	if !errors.As(err, &de) || de.Index != 1 || de.Field != "ready_expr" || !strings.Contains(err.Error(), "no such overload") {
+	var de *fielderr.Error
+	if !errors.As(err, &de) || de.Path != "dependencies[1].ready_expr" || !strings.Contains(err.Error(), "no such overload") {
 		t.Fatalf("want a terminal error on dependencies[1].ready_expr, got %v", err)
 	}
 	if time.Since(start) > 10*time.Second {

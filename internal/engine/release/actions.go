@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
 	helmrelease "helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage/driver"
 )
@@ -381,9 +382,9 @@ func actionFailed(action string, err error) error {
 	msg := err.Error()
 	switch {
 	case isRenderError(msg):
-		return &FieldError{Field: "chart", Err: fmt.Errorf("%s failed: chart does not render: %w", action, err)}
+		return &fielderr.Error{Path: "chart", Err: fmt.Errorf("%s failed: chart does not render: %w", action, err)}
 	case strings.Contains(msg, "error while running post render"):
-		return &FieldError{Field: "post_renderers", Err: fmt.Errorf("%s failed: %w", action, err)}
+		return &fielderr.Error{Path: "post_renderers", Err: fmt.Errorf("%s failed: %w", action, err)}
 	}
 	return fmt.Errorf("%s failed: %w", action, err)
 }

@@ -35,8 +35,7 @@ func releases(act Action) bool {
 // dependencies: not met in time, or a ready_expr that fails on its object.
 func dependencyProblem(err error) bool {
 	var nr *kube.DependencyNotReadyError
-	var de *kube.DependencyError
-	return errors.As(err, &nr) || errors.As(err, &de)
+	return errors.As(err, &nr) || kube.IsDependencyError(err)
 }
 
 // untouched is the status of an apply that did nothing because of its

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
 )
 
@@ -51,7 +52,7 @@ var driftExclusion = map[string]string{DriftDetectionKey: DriftDetectionDisabled
 func detectDrift(ctx context.Context, f *kube.Factory, spec *Spec, rel *helmrelease.Release, since kube.Fingerprints) ([]kube.Drift, kube.Fingerprints, error) {
 	objs, m, err := driftInputs(f, rel)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: drift detection: %w", helmreleaseRef(spec), err)
+		return nil, nil, objectError(spec, fmt.Errorf("drift detection: %w", err))
 	}
 	opts := driftOptions(spec)
 	opts.Since = since
@@ -72,18 +73,13 @@ func detectDrift(ctx context.Context, f *kube.Factory, spec *Spec, rel *helmrele
 func correctDrift(ctx context.Context, f *kube.Factory, spec *Spec, rel *helmrelease.Release, drift []kube.Drift) error {
 	objs, m, err := driftInputs(f, rel)
 	if err != nil {
-		return fmt.Errorf("%s: drift correction: %w", helmreleaseRef(spec), err)
+		return objectError(spec, fmt.Errorf("drift correction: %w", err))
 	}
 	fix, err := correctionsOf(objs, drift, spec.DriftDetection.Ignore)
 	if err != nil {
-		return fmt.Errorf("%s: drift correction: %w", helmreleaseRef(spec), err)
+		return objectError(spec, fmt.Errorf("drift correction: %w", err))
 	}
 	return applyCorrections(ctx, m.ResourceManager(), spec, fix)
-}
-
-// helmreleaseRef names the resource in errors, as `helmrelease <ns>/<name>`.
-func helmreleaseRef(spec *Spec) string {
-	return fmt.Sprintf("helmrelease %s/%s", spec.Namespace, spec.Name)
 }
 
 // driftError names the object of a failed dry-run once, as
@@ -93,12 +89,12 @@ func helmreleaseRef(spec *Spec) string {
 func driftError(spec *Spec, phase string, err error) error {
 	var dr *ssaerrors.DryRunErr
 	if errors.As(err, &dr) && dr.InvolvedObject() != nil {
-		return fmt.Errorf("%s: %s: %s: %w", helmreleaseRef(spec), phase, kube.Describe(dr.InvolvedObject()), dr.Unwrap())
+		return objectError(spec, fmt.Errorf("%s: %s: %w", phase, kube.Describe(dr.InvolvedObject()), dr.Unwrap()))
 	}
 	if phase == "drift detection" {
-		return fmt.Errorf("%s: %w", helmreleaseRef(spec), err)
+		return objectError(spec, fmt.Errorf("%w", err))
 	}
-	return fmt.Errorf("%s: %s: %w", helmreleaseRef(spec), phase, err)
+	return objectError(spec, fmt.Errorf("%s: %w", phase, err))
 }
 
 func driftOptions(spec *Spec) kube.DriftOptions {
@@ -249,7 +245,7 @@ func applyCorrections(ctx context.Context, rm *ssa.ResourceManager, spec *Spec, 
 	if len(applied.Entries) > 0 {
 		wait := ssa.WaitOptions{Interval: opts.WaitInterval, Timeout: opts.WaitTimeout}
 		if err := rm.WaitForSetWithContext(ctx, applied.ToObjMetadataSet(), wait); err != nil {
-			errs = append(errs, fmt.Errorf("%s: drift correction: %w", helmreleaseRef(spec), err))
+			errs = append(errs, objectError(spec, fmt.Errorf("drift correction: %w", err)))
 		}
 	}
 	for _, obj := range sortedForApply(rest) {
@@ -271,13 +267,13 @@ func correctionError(spec *Spec, obj *unstructured.Unstructured, err error) erro
 	if cause := errors.Unwrap(err); cause != nil {
 		err = cause
 	}
-	return fmt.Errorf("%s: drift correction: %s: %w", helmreleaseRef(spec), kube.Describe(obj), err)
+	return objectError(spec, fmt.Errorf("drift correction: %s: %w", kube.Describe(obj), err))
 }
 
 // ValidateIgnoreRules checks drift_detection.ignore without a cluster: the
 // paths are JSON pointers ("" is the whole object) and the target's names are
 // regular expressions and its selectors label selectors, as helm-controller's
-// jsondiff reads them. The error joins one *FieldError per problem.
+// jsondiff reads them. The error joins one *fielderr.Error per problem.
 func ValidateIgnoreRules(rules []jsondiff.IgnoreRule) error {
 	var errs []error
 	for i, r := range rules {
@@ -287,7 +283,7 @@ func ValidateIgnoreRules(rules []jsondiff.IgnoreRule) error {
 		}
 		for j, p := range r.Paths {
 			if _, err := jsonpointer.New(p); err != nil {
-				errs = append(errs, &FieldError{Field: fmt.Sprintf("%s.paths[%d]", base, j), Err: fmt.Errorf("%q is not a JSON pointer: %w", p, err)})
+				errs = append(errs, &fielderr.Error{Path: fmt.Sprintf("%s.paths[%d]", base, j), Err: fmt.Errorf("%q is not a JSON pointer: %w", p, err)})
 			}
 		}
 		errs = append(errs, validateIgnoreTarget(base+".target", r.Selector)...)

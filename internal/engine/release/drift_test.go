@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
 )
@@ -486,9 +487,9 @@ func TestValidateIgnoreRules(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			err := ValidateIgnoreRules([]jsondiff.IgnoreRule{valid[0], tt.rule})
-			var fe *FieldError
-			if !errors.As(err, &fe) || fe.Field != tt.field {
-				t.Errorf("error %v, want a *FieldError on %s", err, tt.field)
+			var fe *fielderr.Error
+			if !errors.As(err, &fe) || fe.Path != tt.field {
+				t.Errorf("error %v, want a *fielderr.Error on %s", err, tt.field)
 			}
 		})
 	}

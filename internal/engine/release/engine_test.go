@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	helmrelease "helm.sh/helm/v3/pkg/release"
@@ -538,8 +539,8 @@ func TestReconcile_valuesFrom(t *testing.T) {
 		bad := *spec
 		bad.ValuesFrom = []ValuesReference{spec.ValuesFrom[0], tc.ref}
 		_, err := e.Plan(ctx, &bad, st)
-		var fe *FieldError
-		if !errors.As(err, &fe) || fe.Field != tc.field {
+		var fe *fielderr.Error
+		if !errors.As(err, &fe) || fe.Path != tc.field {
 			t.Errorf("%+v: want a FieldError on %s, got %v", tc.ref, tc.field, err)
 		}
 		if err != nil && strings.Contains(err.Error(), "6.1.0") {
@@ -629,8 +630,8 @@ func TestReconcile_renderError(t *testing.T) {
 	})
 	spec := &Spec{Name: "bad", Namespace: ns, Timeout: 30 * time.Second, ChartPath: path, ChartDigest: digest}
 	st, err := e.Reconcile(ctx, spec, nil)
-	var fe *FieldError
-	if !errors.As(err, &fe) || fe.Field != "chart" || !strings.Contains(err.Error(), "value v is required") {
+	var fe *fielderr.Error
+	if !errors.As(err, &fe) || fe.Path != "chart" || !strings.Contains(err.Error(), "value v is required") {
 		t.Fatalf("want a chart FieldError with Helm's message, got %v", err)
 	}
 	if st.InstallFailures != 0 || st.Failures != 1 || st.Status != "" {

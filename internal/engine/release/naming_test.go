@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
 )
 
 func TestReleaseName(t *testing.T) {
@@ -50,8 +52,8 @@ func TestValidateSpec(t *testing.T) {
 		s := base()
 		tc.mutate(s)
 		err := validateSpec(s)
-		var fe *FieldError
-		if !errors.As(err, &fe) || fe.Field != tc.field {
+		var fe *fielderr.Error
+		if !errors.As(err, &fe) || fe.Path != tc.field {
 			t.Errorf("want a FieldError on %s, got %v", tc.field, err)
 		}
 	}
@@ -59,16 +61,16 @@ func TestValidateSpec(t *testing.T) {
 
 func TestObjectError(t *testing.T) {
 	spec := &Spec{Name: "podinfo", Namespace: "default"}
-	err := objectError(spec, &FieldError{Field: "values_from[0]", Err: errors.New("ConfigMap default/x not found")})
+	err := objectError(spec, &fielderr.Error{Path: "values_from[0]", Err: errors.New("ConfigMap default/x not found")})
 	if got, want := err.Error(), "helmrelease default/podinfo: values_from[0]: ConfigMap default/x not found"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
-	var fe *FieldError
+	var fe *fielderr.Error
 	if !errors.As(err, &fe) {
 		t.Error("the FieldError is not reachable through errors.As")
 	}
 	// An error that names the object already is not named twice.
-	again := objectError(spec, errors.New("helmrelease default/podinfo: drift detection: boom"))
+	again := objectError(spec, objectError(spec, errors.New("drift detection: boom")))
 	if strings.Count(again.Error(), "helmrelease") != 1 {
 		t.Errorf("named twice: %q", again)
 	}

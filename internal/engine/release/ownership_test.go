@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
 )
 
@@ -76,11 +77,11 @@ func TestReconcile_wrongChartDigestIsRefused(t *testing.T) {
 	path, _ := podinfo(t, "1.0.0")
 	spec := &Spec{Name: "podinfo", Namespace: ns, Timeout: time.Minute, MaxHistory: 5, ChartPath: path,
 		ChartDigest: "sha256:0000000000000000000000000000000000000000000000000000000000000000"}
-	var fe *FieldError
-	if _, err := e.Plan(ctx, spec, nil); !errors.As(err, &fe) || fe.Field != "chart.digest" {
+	var fe *fielderr.Error
+	if _, err := e.Plan(ctx, spec, nil); !errors.As(err, &fe) || fe.Path != "chart.digest" {
 		t.Fatalf("plan: want an error on chart.digest, got %v", err)
 	}
-	if _, err := e.Reconcile(ctx, spec, nil); !errors.As(err, &fe) || fe.Field != "chart.digest" {
+	if _, err := e.Reconcile(ctx, spec, nil); !errors.As(err, &fe) || fe.Path != "chart.digest" {
 		t.Fatalf("apply: want an error on chart.digest, got %v", err)
 	}
 	if got, _ := testenv.ReleaseRevisions(testenv.Need(t).Cluster.Kubeconfig, ns, "podinfo"); len(got) != 0 {

@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
 )
 
@@ -272,7 +273,7 @@ func digestKustomizeOf(k *Kustomize) *digestKustomize {
 // ValidatePostRenderers checks the post-renderers without a cluster or a chart:
 // every patch parses as kustomize parses it (a strategic merge patch, or a JSON
 // 6902 operation list with a target), selectors parse, images are named. The
-// error joins one *FieldError per problem, each naming its attribute.
+// error joins one *fielderr.Error per problem, each naming its attribute.
 func ValidatePostRenderers(prs []PostRenderer) error {
 	var errs []error
 	for i, pr := range prs {
@@ -292,8 +293,8 @@ func ValidatePostRenderers(prs []PostRenderer) error {
 	return errors.Join(errs...)
 }
 
-func validationError(field, format string, args ...any) *FieldError {
-	return &FieldError{Field: field, Err: fmt.Errorf(format, args...)}
+func validationError(field, format string, args ...any) *fielderr.Error {
+	return &fielderr.Error{Path: field, Err: fmt.Errorf(format, args...)}
 }
 
 // validatePatch checks one patch entry; field names the entry.
@@ -326,7 +327,7 @@ func validatePatch(field string, p KustomizePatch) []error {
 	// kustomize's own parser last, so that what passes here also parses at
 	// apply.
 	if err := kustomizeParsesPatch(p.Patch); err != nil {
-		errs = append(errs, &FieldError{Field: patchField, Err: err})
+		errs = append(errs, &fielderr.Error{Path: patchField, Err: err})
 	}
 	return errs
 }
@@ -449,14 +450,14 @@ func validateSelector(field string, s *KustomizeSelector) []error {
 		{"name", s.Name}, {"namespace", s.Namespace},
 	} {
 		if _, err := regexp.Compile(f.v); err != nil {
-			errs = append(errs, &FieldError{Field: field + "." + f.attr, Err: err})
+			errs = append(errs, &fielderr.Error{Path: field + "." + f.attr, Err: err})
 		}
 	}
 	for _, f := range []struct{ attr, v string }{
 		{"label_selector", s.LabelSelector}, {"annotation_selector", s.AnnotationSelector},
 	} {
 		if _, err := labels.Parse(f.v); err != nil {
-			errs = append(errs, &FieldError{Field: field + "." + f.attr, Err: err})
+			errs = append(errs, &fielderr.Error{Path: field + "." + f.attr, Err: err})
 		}
 	}
 	return errs

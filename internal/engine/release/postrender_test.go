@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
 )
 
@@ -380,12 +381,12 @@ func TestValidatePostRenderers(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			// Index 1, behind a valid entry, so that the index is checked.
 			err := ValidatePostRenderers([]PostRenderer{valid[1], kustomizePR(tt.k)})
-			var fe *FieldError
+			var fe *fielderr.Error
 			if !errors.As(err, &fe) {
-				t.Fatalf("error %v, want a *FieldError", err)
+				t.Fatalf("error %v, want a *fielderr.Error", err)
 			}
-			if fe.Field != tt.field {
-				t.Errorf("field = %q, want %q (error: %v)", fe.Field, tt.field, err)
+			if fe.Path != tt.field {
+				t.Errorf("field = %q, want %q (error: %v)", fe.Path, tt.field, err)
 			}
 			if !strings.Contains(fe.Error(), tt.msg) {
 				t.Errorf("error %q does not say %q", fe.Error(), tt.msg)
@@ -405,7 +406,7 @@ func TestValidatePostRenderersReportsEveryProblem(t *testing.T) {
 	}
 	var fields []string
 	for _, e := range joined.Unwrap() {
-		fields = append(fields, e.(*FieldError).Field)
+		fields = append(fields, e.(*fielderr.Error).Path)
 	}
 	want := "post_renderers[0].kustomize.images[0].name post_renderers[1].kustomize.patches[0].target"
 	if strings.Join(fields, " ") != want {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/opencontainers/go-digest"
@@ -16,6 +15,7 @@ import (
 	"helm.sh/helm/v3/pkg/storage/driver"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
 )
 
@@ -108,17 +108,17 @@ func (e *Engine) prepare(ctx context.Context, spec *Spec, st *Status) (*request,
 
 func loadChart(path string) (*chart.Chart, error) {
 	if path == "" {
-		return nil, &FieldError{Field: "chart.path", Err: errors.New("must be set")}
+		return nil, &fielderr.Error{Path: "chart.path", Err: errors.New("must be set")}
 	}
 	if _, err := os.Stat(path); err != nil {
-		return nil, &FieldError{Field: "chart.path", Err: fmt.Errorf("chart %s: %w", path, err)}
+		return nil, &fielderr.Error{Path: "chart.path", Err: fmt.Errorf("chart %s: %w", path, err)}
 	}
 	ch, err := loader.Load(path)
 	if err != nil {
-		return nil, &FieldError{Field: "chart.path", Err: fmt.Errorf("load chart %s: %w", path, err)}
+		return nil, &fielderr.Error{Path: "chart.path", Err: fmt.Errorf("load chart %s: %w", path, err)}
 	}
 	if err := ch.Validate(); err != nil {
-		return nil, &FieldError{Field: "chart.path", Err: fmt.Errorf("chart %s: %w", path, err)}
+		return nil, &fielderr.Error{Path: "chart.path", Err: fmt.Errorf("chart %s: %w", path, err)}
 	}
 	return ch, nil
 }
@@ -133,7 +133,7 @@ func checkChartDigest(spec *Spec) error {
 	}
 	f, err := os.Open(spec.ChartPath)
 	if err != nil {
-		return &FieldError{Field: "chart.path", Err: err}
+		return &fielderr.Error{Path: "chart.path", Err: err}
 	}
 	defer f.Close()
 	if fi, err := f.Stat(); err != nil || fi.IsDir() {
@@ -141,10 +141,10 @@ func checkChartDigest(spec *Spec) error {
 	}
 	got, err := digest.Canonical.FromReader(f)
 	if err != nil {
-		return &FieldError{Field: "chart.path", Err: fmt.Errorf("read %s: %w", spec.ChartPath, err)}
+		return &fielderr.Error{Path: "chart.path", Err: fmt.Errorf("read %s: %w", spec.ChartPath, err)}
 	}
 	if got.String() != spec.ChartDigest {
-		return &FieldError{Field: "chart.digest",
+		return &fielderr.Error{Path: "chart.digest",
 			Err: fmt.Errorf("%s is not the digest of the archive at chart.path %s, which is %s", spec.ChartDigest, spec.ChartPath, got)}
 	}
 	return nil
@@ -383,11 +383,11 @@ func clearRelease(st *Status) {
 // markError records an error that stopped the apply before any action in
 // the Ready condition, so that state says why.
 func markError(st *Status, err error) {
-	msg := err.Error()
-	if i := strings.Index(msg, ": "); i > 0 && strings.HasPrefix(msg, "helmrelease ") {
-		msg = msg[i+2:]
+	var oe *fielderr.ObjectError
+	if errors.As(err, &oe) {
+		err = oe.Err // the condition is the resource's own: it does not name it
 	}
-	setCondition(st, CondReady, "False", ReasonReconcileError, msg)
+	setCondition(st, CondReady, "False", ReasonReconcileError, err.Error())
 }
 
 // cloneStatus is a deep enough copy of prev for the engine to change freely.

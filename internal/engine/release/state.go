@@ -9,6 +9,7 @@ import (
 	helmrelease "helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage/driver"
 
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
 )
 
@@ -359,7 +360,7 @@ func decide(s releaseState, st *Status, spec *Spec) (Action, string, error) {
 		case StrategyUninstall:
 			return ActionUninstall, s.reason + "; uninstalling (remediation)", nil
 		default:
-			return ActionNone, "", &FieldError{Field: "upgrade.remediation.strategy", Err: fmt.Errorf("unknown remediation strategy %q", rem.strategy)}
+			return ActionNone, "", &fielderr.Error{Path: "upgrade.remediation.strategy", Err: fmt.Errorf("unknown remediation strategy %q", rem.strategy)}
 		}
 	}
 	return ActionNone, "", fmt.Errorf("unknown release state %d", s.kind)

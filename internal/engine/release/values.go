@@ -9,6 +9,7 @@ import (
 	fluxchartutil "github.com/fluxcd/pkg/chartutil"
 	"github.com/go-logr/logr"
 	"github.com/opencontainers/go-digest"
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
 	helmchartutil "helm.sh/helm/v3/pkg/chartutil"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -61,20 +62,20 @@ func composeValues(ctx context.Context, c client.Client, spec *Spec) (map[string
 			if ref.Optional {
 				continue
 			}
-			return nil, &FieldError{Field: field, Err: fmt.Errorf("%s %s %w", ref.Kind, nn, ErrValuesFromMissing)}
+			return nil, &fielderr.Error{Path: field, Err: fmt.Errorf("%s %s %w", ref.Kind, nn, ErrValuesFromMissing)}
 		case err != nil:
 			return nil, fmt.Errorf("%s: read %s %s: %w", field, ref.Kind, nn, err)
 		case !found:
-			return nil, &FieldError{Field: field + ".values_key", Err: fmt.Errorf("%s %s has no key %q", ref.Kind, nn, key)}
+			return nil, &fielderr.Error{Path: field + ".values_key", Err: fmt.Errorf("%s %s has no key %q", ref.Kind, nn, key)}
 		}
 		// Check the data as the library will use it, to blame the right entry.
 		if ref.TargetPath != "" {
 			if err := fluxchartutil.ReplacePathValue(helmchartutil.Values{}, ref.TargetPath, data); err != nil {
-				return nil, &FieldError{Field: field + ".target_path",
+				return nil, &fielderr.Error{Path: field + ".target_path",
 					Err: fmt.Errorf("%s %s key %q cannot be set at %q: %w", ref.Kind, nn, key, ref.TargetPath, hideSecret(ref.Kind, err))}
 			}
 		} else if _, err := helmchartutil.ReadValues([]byte(data)); err != nil {
-			return nil, &FieldError{Field: field,
+			return nil, &fielderr.Error{Path: field,
 				Err: fmt.Errorf("%s %s key %q is not a YAML mapping: %w", ref.Kind, nn, key, hideSecret(ref.Kind, err))}
 		}
 		refs = append(refs, meta.ValuesReference{
@@ -87,7 +88,7 @@ func composeValues(ctx context.Context, c client.Client, spec *Spec) (map[string
 	// the result helm-controller computes (and digests).
 	values, err := fluxchartutil.ChartValuesFromReferences(ctx, logr.Discard(), reader, spec.Namespace, inline, refs...)
 	if err != nil {
-		return nil, &FieldError{Field: "values_from", Err: err}
+		return nil, &fielderr.Error{Path: "values_from", Err: err}
 	}
 	return values.AsMap(), nil
 }
