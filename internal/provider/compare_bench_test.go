@@ -91,33 +91,7 @@ resource "helm_release" "r" {
 `, env.Cluster.Kubeconfig, filepath.Join(helmState, "cache"), filepath.Join(helmState, "repositories.yaml"),
 		filepath.Join(helmState, "registry.json"), filepath.Join(helmState, "plugins"),
 		compareReleases, helmNS, podinfoSrc()))
-	writeMainTF(b, stevedoreWD, fmt.Sprintf(`
-terraform {
-  required_providers {
-    stevedore = { source = "stevedore-dev/stevedore" }
-  }
-}
-provider "stevedore" {
-  kubernetes { config_path = %q }
-  cache_dir = %q
-}
-resource "stevedore_helmchart_artifact" "podinfo" {
-  source_path = %q
-}
-resource "stevedore_helmrelease" "r" {
-  count     = %d
-  name      = format("r%%03d", count.index)
-  namespace = %q
-  chart {
-    path   = stevedore_helmchart_artifact.podinfo.path
-    digest = stevedore_helmchart_artifact.podinfo.digest
-  }
-  values = { config = { index = count.index } }
-  install {
-    disable_wait = true
-  }
-}
-`, env.Cluster.Kubeconfig, filepath.Join(dir, "stevedore-cache"), podinfoSrc(), compareReleases, stevedoreNS))
+	writeMainTF(b, stevedoreWD, releasesConfig(env.Cluster.Kubeconfig, filepath.Join(dir, "stevedore-cache"), compareReleases, stevedoreNS))
 
 	for _, ns := range []string{helmNS, stevedoreNS} {
 		if _, err := env.Cluster.Kubectl(context.Background(), "create", "namespace", ns); err != nil {

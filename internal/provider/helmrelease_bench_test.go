@@ -50,33 +50,7 @@ func benchReleases(b *testing.B, n int) {
 	}
 	rc := writeDevOverride(b, dir, wrapDir)
 	ns := fmt.Sprintf("bench-hr-%d", n)
-	cfg := fmt.Sprintf(`
-terraform {
-  required_providers {
-    stevedore = { source = "stevedore-dev/stevedore" }
-  }
-}
-provider "stevedore" {
-  kubernetes { config_path = %q }
-  cache_dir = %q
-}
-resource "stevedore_helmchart_artifact" "podinfo" {
-  source_path = %q
-}
-resource "stevedore_helmrelease" "r" {
-  count     = %d
-  name      = format("r%%03d", count.index)
-  namespace = %q
-  chart {
-    path   = stevedore_helmchart_artifact.podinfo.path
-    digest = stevedore_helmchart_artifact.podinfo.digest
-  }
-  values = { config = { index = count.index } }
-  install {
-    disable_wait = true
-  }
-}
-`, env.Cluster.Kubeconfig, filepath.Join(dir, "cache"), podinfoSrc(), n, ns)
+	cfg := releasesConfig(env.Cluster.Kubeconfig, filepath.Join(dir, "cache"), n, ns)
 	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(cfg), 0o600); err != nil {
 		b.Fatal(err)
 	}
@@ -163,6 +137,38 @@ func apiserverRequests(b *testing.B, env *testenv.Env) map[string]float64 {
 		byVerb[verb] += c
 	}
 	return byVerb
+}
+
+// releasesConfig is n releases of the podinfo chart in namespace ns, from one
+// artifact, that the benchmarks plan.
+func releasesConfig(kubeconfig, cacheDir string, n int, ns string) string {
+	return fmt.Sprintf(`
+terraform {
+  required_providers {
+    stevedore = { source = "stevedore-dev/stevedore" }
+  }
+}
+provider "stevedore" {
+  kubernetes { config_path = %q }
+  cache_dir = %q
+}
+resource "stevedore_helmchart_artifact" "podinfo" {
+  source_path = %q
+}
+resource "stevedore_helmrelease" "r" {
+  count     = %d
+  name      = format("r%%03d", count.index)
+  namespace = %q
+  chart {
+    path   = stevedore_helmchart_artifact.podinfo.path
+    digest = stevedore_helmchart_artifact.podinfo.digest
+  }
+  values = { config = { index = count.index } }
+  install {
+    disable_wait = true
+  }
+}
+`, kubeconfig, cacheDir, podinfoSrc(), n, ns)
 }
 
 func median(ds []time.Duration) time.Duration {

@@ -6,11 +6,10 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
-	appsv1 "k8s.io/api/apps/v1"
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -24,22 +23,10 @@ func TestAccHelmRelease_driftSkipMissesNothing(t *testing.T) {
 	cacheDir := t.TempDir()
 	chartDir := chartCopy(t, "1.0.0")
 	ctx := context.Background()
+	c := testClient(t)
 	id := func(kind, group string) string { return ns + "_podinfo_" + group + "_" + kind }
 	cfg := releaseConfig(cacheDir, chartDir, ns, `values = { replicaCount = 1 }`)
 	depKey := client.ObjectKey{Namespace: ns, Name: "podinfo"}
-	updateDeployment := func(update func(c client.Client, d *appsv1.Deployment) error) {
-		c := testClient(t)
-		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			d := &appsv1.Deployment{}
-			if err := c.Get(ctx, depKey, d); err != nil {
-				return err
-			}
-			return update(c, d)
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
 	corrected := plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionUpdate)
 
 	accTest(t, resource.TestCase{
@@ -48,21 +35,14 @@ func TestAccHelmRelease_driftSkipMissesNothing(t *testing.T) {
 			{
 				// Written, but not by a change to what the release sets.
 				PreConfig: func() {
-					updateDeployment(func(c client.Client, d *appsv1.Deployment) error {
-						d.Status.Conditions = append(d.Status.Conditions, appsv1.DeploymentCondition{Type: "Example", Status: corev1.ConditionTrue, Reason: "Test"})
-						return c.Status().Update(ctx, d)
-					})
+					testenv.WriteDeploymentStatus(t, c, depKey)
 				},
 				Config:           cfg,
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
 			},
 			{
 				PreConfig: func() {
-					updateDeployment(func(c client.Client, d *appsv1.Deployment) error {
-						d.Spec.Replicas = new(int32)
-						*d.Spec.Replicas = 4
-						return c.Update(ctx, d, client.FieldOwner("kubectl"))
-					})
+					testenv.ScaleDeployment(t, c, depKey, 4)
 				},
 				Config: cfg,
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{

@@ -468,8 +468,9 @@ func (r *resourceSetResource) Create(ctx context.Context, req resource.CreateReq
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	r.apply(ctx, &plan, nil, nil, &resp.Diagnostics)
+	inSync := r.apply(ctx, &plan, nil, nil, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	resp.Diagnostics.Append(writeFingerprints(ctx, resp.Private, inSync)...)
 }
 
 func (r *resourceSetResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
@@ -481,14 +482,16 @@ func (r *resourceSetResource) Update(ctx context.Context, req resource.UpdateReq
 	}
 	prev, diags := inventoryEntries(ctx, state.Inventory)
 	resp.Diagnostics.Append(diags...)
-	r.apply(ctx, &plan, prev, inventorySteps(ctx, state.Inventory), &resp.Diagnostics)
+	inSync := r.apply(ctx, &plan, prev, inventorySteps(ctx, state.Inventory), &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	resp.Diagnostics.Append(writeFingerprints(ctx, resp.Private, inSync)...)
 }
 
 // apply runs the engine and fills m, the plan, with what really happened, also
 // after a failure, so that the state saved with the error is the cluster's.
-// prevSteps are the steps of prev's entries.
-func (r *resourceSetResource) apply(ctx context.Context, m *resourceSetModel, prev []kube.Entry, prevSteps map[string]string, diags *diag.Diagnostics) {
+// prevSteps are the steps of prev's entries. It returns the fingerprints of
+// the objects found in sync after the apply (private state).
+func (r *resourceSetResource) apply(ctx context.Context, m *resourceSetModel, prev []kube.Entry, prevSteps map[string]string, diags *diag.Diagnostics) kube.Fingerprints {
 	planned, d := plannedAdoptions(ctx, m.Inventory)
 	diags.Append(d...)
 	m.ID = types.StringValue(m.Namespace.ValueString() + "/" + m.Name.ValueString())
@@ -504,7 +507,7 @@ func (r *resourceSetResource) apply(ctx context.Context, m *resourceSetModel, pr
 	}
 	if diags.HasError() {
 		r.keepInventory(m, prev, prevSteps)
-		return
+		return nil
 	}
 	if len(spec.InputsFrom) > 0 && !m.Manifests.IsUnknown() && !m.Manifests.IsNull() {
 		// The providers are read again: inputs exported since the plan
@@ -518,7 +521,7 @@ func (r *resourceSetResource) apply(ctx context.Context, m *resourceSetModel, pr
 							"between plan and apply, so the objects to apply are not those the plan showed; nothing was applied. Plan again.")
 					r.keepInventory(m, prev, prevSteps)
 					m.Manifests = types.StringNull()
-					return
+					return nil
 				}
 			}
 			spec = resolved
@@ -537,6 +540,7 @@ func (r *resourceSetResource) apply(ctx context.Context, m *resourceSetModel, pr
 	if err != nil {
 		renderDiagnostic(diags, "Resource set apply failed", err, m.ID.ValueString())
 	}
+	return res.InSync
 }
 
 func (r *resourceSetResource) keepInventory(m *resourceSetModel, prev []kube.Entry, prevSteps map[string]string) {

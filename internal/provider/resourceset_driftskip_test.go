@@ -9,9 +9,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
-	appsv1 "k8s.io/api/apps/v1"
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -23,6 +22,7 @@ import (
 func TestAccResourceSet_driftSkipMissesNothing(t *testing.T) {
 	ns := uniqueNamespace(t, "rs-skip")
 	ctx := context.Background()
+	c := testClient(t)
 	const rs = "stevedore_resourceset.skip"
 	cfg := providerBlock("") + fmt.Sprintf(`
 resource "stevedore_resourceset" "skip" {
@@ -47,19 +47,6 @@ resource "stevedore_resourceset" "skip" {
 }
 `, ns)
 	depKey, confKey := client.ObjectKey{Namespace: ns, Name: "web"}, client.ObjectKey{Namespace: ns, Name: "conf"}
-	updateDeployment := func(update func(c client.Client, d *appsv1.Deployment) error) {
-		c := testClient(t)
-		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			d := &appsv1.Deployment{}
-			if err := c.Get(ctx, depKey, d); err != nil {
-				return err
-			}
-			return update(c, d)
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
 	drifted := func(id, change string) resource.ConfigPlanChecks {
 		return resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 			plancheck.ExpectResourceAction(rs, plancheck.ResourceActionUpdate),
@@ -73,21 +60,14 @@ resource "stevedore_resourceset" "skip" {
 			{Config: cfg},
 			{
 				PreConfig: func() {
-					updateDeployment(func(c client.Client, d *appsv1.Deployment) error {
-						d.Status.Conditions = append(d.Status.Conditions, appsv1.DeploymentCondition{Type: "Example", Status: corev1.ConditionTrue, Reason: "Test"})
-						return c.Status().Update(ctx, d)
-					})
+					testenv.WriteDeploymentStatus(t, c, depKey)
 				},
 				Config:           cfg,
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
 			},
 			{
 				PreConfig: func() {
-					updateDeployment(func(c client.Client, d *appsv1.Deployment) error {
-						d.Spec.Replicas = new(int32)
-						*d.Spec.Replicas = 4
-						return c.Update(ctx, d, client.FieldOwner("kubectl"))
-					})
+					testenv.ScaleDeployment(t, c, depKey, 4)
 				},
 				Config:           cfg,
 				ConfigPlanChecks: drifted(ns+"_web_apps_Deployment", `/spec/replicas=4->1`),

@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -18,95 +17,13 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/resourceset"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
 )
-
-// inputProviderCRD is a minimal CRD of flux-operator's
-// ResourceSetInputProvider: no flux-operator runs in the test cluster, the
-// tests write the status themselves.
-const inputProviderCRD = `
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: resourcesetinputproviders.fluxcd.controlplane.io}
-spec:
-  group: fluxcd.controlplane.io
-  scope: Namespaced
-  names: {kind: ResourceSetInputProvider, plural: resourcesetinputproviders, singular: resourcesetinputprovider, listKind: ResourceSetInputProviderList}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    subresources: {status: {}}
-    schema:
-      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
-`
-
-// installInputProviderCRD creates the CRD unless it exists, and polls until
-// it is Established.
-func installInputProviderCRD(t *testing.T, c client.Client) {
-	t.Helper()
-	ctx := context.Background()
-	crd := &unstructured.Unstructured{}
-	if err := yaml.Unmarshal([]byte(inputProviderCRD), &crd.Object); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Create(ctx, crd); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(200 * time.Millisecond) {
-		got := &unstructured.Unstructured{}
-		got.SetGroupVersionKind(crd.GroupVersionKind())
-		if err := c.Get(ctx, client.ObjectKey{Name: crd.GetName()}, got); err != nil {
-			t.Fatal(err)
-		}
-		conds, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions")
-		for _, cd := range conds {
-			if m, ok := cd.(map[string]any); ok && m["type"] == "Established" && m["status"] == "True" {
-				return
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the ResourceSetInputProvider CRD is not Established")
-		}
-	}
-}
-
-// setInputProvider creates the provider ns/name unless it exists, and writes
-// its exported inputs through the status subresource.
-func setInputProvider(t *testing.T, c client.Client, ns, name string, labels map[string]string, inputs ...map[string]any) {
-	t.Helper()
-	ctx := context.Background()
-	p := &unstructured.Unstructured{}
-	p.SetAPIVersion("fluxcd.controlplane.io/v1")
-	p.SetKind("ResourceSetInputProvider")
-	p.SetNamespace(ns)
-	p.SetName(name)
-	p.SetLabels(labels)
-	p.Object["spec"] = map[string]any{"type": "Static"}
-	if err := c.Create(ctx, p); err != nil {
-		if !apierrors.IsAlreadyExists(err) {
-			t.Fatal(err)
-		}
-		if err := c.Get(ctx, client.ObjectKeyFromObject(p), p); err != nil {
-			t.Fatal(err)
-		}
-	}
-	list := make([]any, len(inputs))
-	for i, in := range inputs {
-		list[i] = in
-	}
-	p.Object["status"] = map[string]any{"exportedInputs": list}
-	if err := c.Status().Update(ctx, p); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // inputsFromConfig is a set whose inputs are a literal one, those of the
 // provider alpha (by name) and those of the providers labeled app=demo,
@@ -169,7 +86,7 @@ func configMapData(t *testing.T, ns, name, key string) string {
 func TestAccResourceSet_inputsFrom(t *testing.T) {
 	const rs = "stevedore_resourceset.from"
 	c := testClient(t)
-	installInputProviderCRD(t, c)
+	testenv.InstallInputProviderCRD(t, c)
 	ns := uniqueNamespace(t, "inputs-from")
 	entry := func(name string) knownvalue.Check {
 		return knownvalue.ObjectExact(map[string]knownvalue.Check{
@@ -178,9 +95,9 @@ func TestAccResourceSet_inputsFrom(t *testing.T) {
 		})
 	}
 	reset := func() {
-		setInputProvider(t, c, ns, "alpha", nil, map[string]any{"id": "a1", "tenant": "alpha"})
-		setInputProvider(t, c, ns, "beta", map[string]string{"app": "demo", "tier": "web"}, map[string]any{"id": "b1", "tenant": "beta"})
-		setInputProvider(t, c, ns, "gamma", map[string]string{"app": "demo", "tier": "db"}, map[string]any{"id": "g1", "tenant": "gamma"})
+		testenv.SetInputProvider(t, c, ns, "alpha", nil, map[string]any{"id": "a1", "tenant": "alpha"})
+		testenv.SetInputProvider(t, c, ns, "beta", map[string]string{"app": "demo", "tier": "web"}, map[string]any{"id": "b1", "tenant": "beta"})
+		testenv.SetInputProvider(t, c, ns, "gamma", map[string]string{"app": "demo", "tier": "db"}, map[string]any{"id": "g1", "tenant": "gamma"})
 	}
 	accTest(t, resource.TestCase{
 		CheckDestroy: func(*terraform.State) error {
@@ -277,7 +194,7 @@ resource "stevedore_resourceset" "bad" {
 			{
 				// beta exports a second input: the plan shows its object.
 				PreConfig: func() {
-					setInputProvider(t, c, ns, "beta", map[string]string{"app": "demo", "tier": "web"},
+					testenv.SetInputProvider(t, c, ns, "beta", map[string]string{"app": "demo", "tier": "web"},
 						map[string]any{"id": "b1", "tenant": "beta"}, map[string]any{"id": "b2", "tenant": "beta2"})
 				},
 				Config: inputsFromConfig(ns, ""),
@@ -294,7 +211,7 @@ resource "stevedore_resourceset" "bad" {
 			{
 				// beta exports nothing any more: its objects are pruned.
 				PreConfig: func() {
-					setInputProvider(t, c, ns, "beta", map[string]string{"app": "demo", "tier": "web"})
+					testenv.SetInputProvider(t, c, ns, "beta", map[string]string{"app": "demo", "tier": "web"})
 				},
 				Config: inputsFromConfig(ns, ""),
 				ConfigPlanChecks: resource.ConfigPlanChecks{
@@ -321,11 +238,11 @@ func TestAccResourceSet_inputsFromExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := testClient(t)
-	installInputProviderCRD(t, c)
+	testenv.InstallInputProviderCRD(t, c)
 	ns := uniqueNamespace(t, "rs-inputs-from-example")
-	setInputProvider(t, c, ns, "podinfo-pull-requests", nil, map[string]any{"id": "42", "branch": "feat"})
-	setInputProvider(t, c, ns, "podinfo-dev", map[string]string{"app": "podinfo", "environment": "dev"}, map[string]any{"id": "7", "branch": "dev"})
-	setInputProvider(t, c, ns, "podinfo-prod", map[string]string{"app": "podinfo", "environment": "prod"}, map[string]any{"id": "9", "branch": "prod"})
+	testenv.SetInputProvider(t, c, ns, "podinfo-pull-requests", nil, map[string]any{"id": "42", "branch": "feat"})
+	testenv.SetInputProvider(t, c, ns, "podinfo-dev", map[string]string{"app": "podinfo", "environment": "dev"}, map[string]any{"id": "7", "branch": "dev"})
+	testenv.SetInputProvider(t, c, ns, "podinfo-prod", map[string]string{"app": "podinfo", "environment": "prod"}, map[string]any{"id": "9", "branch": "prod"})
 	config := providerBlock("") + strings.Replace(string(src), `namespace = "apps"`, fmt.Sprintf("namespace = %q", ns), 1)
 	accTest(t, resource.TestCase{
 		Steps: []resource.TestStep{{
@@ -350,9 +267,9 @@ func TestAccResourceSet_inputsFromExample(t *testing.T) {
 func TestResourceSetApply_inputsChangedSincePlan(t *testing.T) {
 	ctx := context.Background()
 	c := testClient(t)
-	installInputProviderCRD(t, c)
+	testenv.InstallInputProviderCRD(t, c)
 	ns := uniqueNamespace(t, "inputs-changed")
-	setInputProvider(t, c, ns, "p", nil, map[string]any{"tenant": "a"})
+	testenv.SetInputProvider(t, c, ns, "p", nil, map[string]any{"tenant": "a"})
 
 	elem := inputsFromElemType().(types.ObjectType)
 	ref := types.ObjectValueMust(elem.AttrTypes, map[string]attr.Value{
@@ -389,7 +306,7 @@ func TestResourceSetApply_inputsChangedSincePlan(t *testing.T) {
 	}
 
 	planned := plan()
-	setInputProvider(t, c, ns, "p", nil, map[string]any{"tenant": "b"})
+	testenv.SetInputProvider(t, c, ns, "p", nil, map[string]any{"tenant": "b"})
 	m := model()
 	m.Manifests = types.StringValue(planned)
 	var diags diag.Diagnostics

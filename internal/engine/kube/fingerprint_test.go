@@ -5,10 +5,7 @@ import (
 	"testing"
 
 	"github.com/fluxcd/pkg/ssa/jsondiff"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/util/retry"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
@@ -90,16 +87,10 @@ data: {k: v}
 		wantDrift bool
 	}{
 		{"kubectl scale", dep, func(t *testing.T) {
-			updateDeployment(t, m.Client(), depKey, func(d *appsv1.Deployment) error {
-				d.Spec.Replicas = ptr.To(int32(3))
-				return m.Client().Update(ctx, d, client.FieldOwner("kubectl"))
-			})
+			testenv.ScaleDeployment(t, m.Client(), depKey, 3)
 		}, true},
 		{"status-only update", dep, func(t *testing.T) {
-			updateDeployment(t, m.Client(), depKey, func(d *appsv1.Deployment) error {
-				d.Status.Conditions = append(d.Status.Conditions, appsv1.DeploymentCondition{Type: "Example", Status: corev1.ConditionTrue, Reason: "Test"})
-				return m.Client().Status().Update(ctx, d)
-			})
+			testenv.WriteDeploymentStatus(t, m.Client(), depKey)
 		}, false},
 		{"change by another manager", conf, func(t *testing.T) {
 			cm := &corev1.ConfigMap{}
@@ -152,18 +143,53 @@ data: {k: v}
 	}
 }
 
-// updateDeployment reads the Deployment at key and writes it with update,
-// again while the deployment controller wrote it in between.
-func updateDeployment(t *testing.T, c client.Client, key client.ObjectKey, update func(*appsv1.Deployment) error) {
-	t.Helper()
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		d := &appsv1.Deployment{}
-		if err := c.Get(t.Context(), key, d); err != nil {
-			return err
-		}
-		return update(d)
-	})
+// TestCheckDrift_ownerLabelsList: with the owner labels, the objects of a
+// fingerprint are read with one LIST per kind and namespace, with the same
+// outcome: unwritten objects are not dry-run, a recreated one (here without
+// the labels) is.
+func TestCheckDrift_ownerLabelsList(t *testing.T) {
+	ctx := testenv.Context(t)
+	m, err := newFactory(t).Manager()
 	if err != nil {
 		t.Fatal(err)
+	}
+	ns := testenv.Namespace(t, m.Client(), "")
+	manifest := `
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: one, namespace: ` + ns + `, labels: {owner: me}}
+data: {k: v}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: two, namespace: ` + ns + `, labels: {owner: me}}
+data: {k: v}
+`
+	objs := mustObjects(t, manifest)
+	if _, err := m.ApplyStaged(ctx, mustObjects(t, manifest), ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	owner := map[string]string{"owner": "me"}
+	first, err := m.CheckDrift(ctx, objs, DriftOptions{Owner: owner})
+	if err != nil || len(first.InSync) != 2 {
+		t.Fatalf("first check: %+v, %v", first, err)
+	}
+	r, err := m.CheckDrift(ctx, objs, DriftOptions{Since: first.InSync, Owner: owner})
+	if err != nil || len(r.DryRun) != 0 || len(r.InSync) != 2 {
+		t.Fatalf("unwritten objects: %+v, %v; want no dry-run", r, err)
+	}
+	two := &corev1.ConfigMap{}
+	two.Namespace, two.Name = ns, "two"
+	if err := m.Client().Delete(ctx, two); err != nil {
+		t.Fatal(err)
+	}
+	again := &corev1.ConfigMap{Data: map[string]string{"k": "v"}}
+	again.Namespace, again.Name = ns, "two"
+	if err := m.Client().Create(ctx, again); err != nil {
+		t.Fatal(err)
+	}
+	r, err = m.CheckDrift(ctx, objs, DriftOptions{Since: first.InSync, Owner: owner})
+	if err != nil || !slices.Equal(r.DryRun, []string{idOf(objs[1])}) || len(r.Drift) != 1 {
+		t.Fatalf("recreated without the labels: dry-run %v, drift %s, %v; want %s dry-run and drifted", r.DryRun, dump(r.Drift), err, idOf(objs[1]))
 	}
 }

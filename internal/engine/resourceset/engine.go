@@ -46,6 +46,11 @@ type Result struct {
 	// step ("" without steps); an inventory entry that is not listed left
 	// the set and awaits its prune. Nil when the set did not render.
 	Steps map[string]string
+	// InSync, after a successful apply, are the fingerprints of the objects
+	// a drift check found in sync then (CheckDrift), so that the refresh of
+	// the plans that follow dry-runs only the objects written since; nil
+	// when that check failed, and the next refresh checks every object.
+	InSync kube.Fingerprints
 }
 
 // Warning is something a plan says about the rendered objects. Step (the
@@ -249,6 +254,13 @@ func (e *Engine) Apply(ctx context.Context, spec *Spec, prev []kube.Entry, plann
 	}
 	res.Conditions = []Condition{{Type: "Ready", Status: "True", Reason: ReasonSucceeded,
 		Message: fmt.Sprintf("Applied %d objects", len(desired))}}
+	// As helm-controller's and the release engine's apply end: the objects
+	// are checked for drift once applied. Plans do not save what their
+	// refresh found, so without this every plan until the next apply would
+	// dry-run every object.
+	if report, err := e.CheckDrift(ctx, spec, res.Inventory, nil); err == nil {
+		res.InSync = report.InSync
+	}
 	return res, nil
 }
 
@@ -290,7 +302,7 @@ func (e *Engine) CheckDrift(ctx context.Context, spec *Spec, inventory []kube.En
 	if err != nil {
 		return nil, err
 	}
-	return m.CheckDrift(ctx, check, kube.DriftOptions{Since: since})
+	return m.CheckDrift(ctx, check, kube.DriftOptions{Since: since, Owner: ownerLabels(spec)})
 }
 
 // Delete prunes the whole inventory, as prune does: adopted objects stay in

@@ -315,10 +315,22 @@ data: {k: v}
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The apply checked what it applied: both in sync, and a refresh with
+	// those fingerprints dry-runs neither.
+	if len(res.InSync) != 2 {
+		t.Fatalf("fingerprints after the apply: %v, want both objects", res.InSync)
+	}
+	if r, err := e.CheckDrift(ctx, spec, res.Inventory, res.InSync); err != nil || len(r.DryRun) != 0 || len(r.Drift) != 0 {
+		t.Fatalf("refresh after the apply: %+v, %v; want no dry-run", r, err)
+	}
 	cm := &corev1.ConfigMap{}
 	cm.Namespace, cm.Name = "default", "drifty-b"
 	if err := c.Delete(ctx, cm); err != nil {
 		t.Fatal(err)
+	}
+	// Deleted since: found again with the fingerprints of the apply.
+	if r, err := e.CheckDrift(ctx, spec, res.Inventory, res.InSync); err != nil || len(r.Drift) != 1 || r.Drift[0].Type != "create" {
+		t.Fatalf("refresh after a delete: %+v, %v", r, err)
 	}
 	drift, err := e.Drift(ctx, spec, res.Inventory)
 	if err != nil {

@@ -1,18 +1,15 @@
 package resourceset
 
 import (
-	"context"
 	"errors"
 	"strings"
 	"testing"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
@@ -107,90 +104,15 @@ func equalJSON(t *testing.T, a, b any) bool {
 	return string(ja) == string(jb)
 }
 
-// inputProviderCRD is a minimal CRD of flux-operator's
-// ResourceSetInputProvider: no flux-operator runs here, tests write the
-// status themselves.
-const inputProviderCRD = `
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: resourcesetinputproviders.fluxcd.controlplane.io}
-spec:
-  group: fluxcd.controlplane.io
-  scope: Namespaced
-  names: {kind: ResourceSetInputProvider, plural: resourcesetinputproviders, singular: resourcesetinputprovider, listKind: ResourceSetInputProviderList}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    subresources: {status: {}}
-    schema:
-      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
-`
-
-// installInputProviderCRD creates the CRD unless it exists, and polls until
-// it is Established.
-func installInputProviderCRD(t *testing.T, ctx context.Context, c client.Client) {
-	t.Helper()
-	crd := &unstructured.Unstructured{}
-	if err := yaml.Unmarshal([]byte(inputProviderCRD), &crd.Object); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Create(ctx, crd); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(time.Minute)
-	for {
-		got := &unstructured.Unstructured{}
-		got.SetGroupVersionKind(crd.GroupVersionKind())
-		if err := c.Get(ctx, client.ObjectKey{Name: crd.GetName()}, got); err != nil {
-			t.Fatal(err)
-		}
-		conds, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions")
-		for _, cd := range conds {
-			if m, ok := cd.(map[string]any); ok && m["type"] == "Established" && m["status"] == "True" {
-				return
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the ResourceSetInputProvider CRD is not Established")
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-}
-
-// createInputProvider creates a provider and writes its exported inputs
-// through the status subresource.
-func createInputProvider(t *testing.T, ctx context.Context, c client.Client, ns, name string, labels map[string]string, inputs ...map[string]any) {
-	t.Helper()
-	p := &unstructured.Unstructured{}
-	p.SetAPIVersion(InputProviderAPIVersion)
-	p.SetKind(InputProviderKind)
-	p.SetNamespace(ns)
-	p.SetName(name)
-	p.SetLabels(labels)
-	p.Object["spec"] = map[string]any{"type": "Static"}
-	if err := c.Create(ctx, p); err != nil {
-		t.Fatal(err)
-	}
-	list := make([]any, len(inputs))
-	for i, in := range inputs {
-		list[i] = in
-	}
-	p.Object["status"] = map[string]any{"exportedInputs": list}
-	if err := c.Status().Update(ctx, p); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func TestEngine_inputsFrom(t *testing.T) {
 	ctx := testenv.Context(t)
 	e, c := newEngine(t)
-	installInputProviderCRD(t, ctx, c)
+	testenv.InstallInputProviderCRD(t, c)
 	ns := testenv.Namespace(t, c, "inputs-from")
-	createInputProvider(t, ctx, c, ns, "zeta", map[string]string{"app": "demo"}, map[string]any{"id": "z1", "tenant": "zeta"})
-	createInputProvider(t, ctx, c, ns, "alpha", map[string]string{"app": "demo"},
+	testenv.SetInputProvider(t, c, ns, "zeta", map[string]string{"app": "demo"}, map[string]any{"id": "z1", "tenant": "zeta"})
+	testenv.SetInputProvider(t, c, ns, "alpha", map[string]string{"app": "demo"},
 		map[string]any{"id": "a1", "tenant": "alpha"}, map[string]any{"id": "a2", "tenant": "alpha2"})
-	createInputProvider(t, ctx, c, ns, "other", nil, map[string]any{"id": "o1", "tenant": "other"})
+	testenv.SetInputProvider(t, c, ns, "other", nil, map[string]any{"id": "o1", "tenant": "other"})
 
 	spec := &Spec{
 		Name: "from", Namespace: ns,
