@@ -286,7 +286,7 @@ func TestBuildValuesFilesDeterministic(t *testing.T) {
 	e, _ := newEngine(t, time.Minute)
 	spec.ValuesFiles = []string{"values-prod.yaml", "values-missing.yaml"}
 	_, err := e.Build(ctx, spec, "1.0.0")
-	if err == nil || !strings.Contains(err.Error(), "no values file found at path 'values-missing.yaml'") || fielderr.PathOf(err) != "values_files" {
+	if err == nil || !strings.Contains(err.Error(), "no values file found at path 'values-missing.yaml'") || fielderr.PathOf(err) != "values_files[1]" {
 		t.Fatalf("missing values file: %v", err)
 	}
 	if entries, _ := os.ReadDir(filepath.Join(e.cacheDir, "artifacts")); len(entries) != 0 {
