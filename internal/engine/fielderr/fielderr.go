@@ -49,10 +49,16 @@ func Under(parent string, err error) error {
 		return nil
 	}
 	var fe *Error
-	if errors.As(err, &fe) {
+	switch {
+	case !errors.As(err, &fe):
+		return &Error{Path: parent, Err: err}
+	case error(fe) == err:
 		return &Error{Path: parent + "." + fe.Path, Err: fe.Err}
+	default:
+		// Wrapped in context of its own: keep all of it (its text names the
+		// inner path once more).
+		return &Error{Path: parent + "." + fe.Path, Err: err}
 	}
-	return &Error{Path: parent, Err: err}
 }
 
 // PathOf is the path of the attribute err is about, or "".

@@ -2,6 +2,7 @@ package fielderr
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 )
 
@@ -19,6 +20,7 @@ func TestErrors(t *testing.T) {
 		{"wrap keeps the inner path", Wrap("chart", Errorf("chart.path", "gone")), "chart.path: gone", "chart.path", true},
 		{"under", Under("chart", Errorf(Index("values_files", 1), "not found")), "chart.values_files[1]: not found", "chart.values_files[1]", true},
 		{"under, no attribute", Under("chart", cause), "chart: must not be empty", "chart", true},
+		{"under, wrapped", Under("chart", fmt.Errorf("fetch: %w", Errorf("repository", "down"))), "chart.repository: fetch: repository: down", "chart.repository", true},
 		{"object", Object("helmrelease", "ns/web", Errorf("name", "bad")), "helmrelease ns/web: name: bad", "name", true},
 		{"object once", Object("helmrelease", "ns/web", Object("helmrelease", "ns/web", cause)), "helmrelease ns/web: must not be empty", "", false},
 	} {
