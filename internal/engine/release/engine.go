@@ -235,17 +235,3 @@ func (e *Engine) Uninstall(ctx context.Context, spec *Spec) error {
 	}
 	return nil
 }
-
-// Imported is what Import reads of a running release.
-type Imported struct {
-	Status *Status
-	// Values are the release's user-supplied values (Helm's config), so that a
-	// configuration that matches the running release plans empty.
-	Values          map[string]any
-	TargetNamespace string
-}
-
-// Import reads the release releaseName from storageNamespace.
-func (e *Engine) Import(ctx context.Context, storageNamespace, releaseName string) (*Imported, error) {
-	return e.importRelease(ctx, storageNamespace, releaseName)
-}

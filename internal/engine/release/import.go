@@ -9,11 +9,20 @@ import (
 	"helm.sh/helm/v3/pkg/storage/driver"
 )
 
-// importRelease reads a release made elsewhere into a status, so that state
+// Imported is what Import reads of a running release.
+type Imported struct {
+	Status *Status
+	// Values are the release's user-supplied values (Helm's config), so that a
+	// configuration that matches the running release plans empty.
+	Values          map[string]any
+	TargetNamespace string
+}
+
+// Import reads the release name from storageNS, made elsewhere, into a status, so that state
 // can describe it as if we had made it: the history is the release's, with
 // digests computed here, so that the first apply manages it without an
 // upgrade when the configuration matches.
-func (e *Engine) importRelease(ctx context.Context, storageNS, name string) (*Imported, error) {
+func (e *Engine) Import(ctx context.Context, storageNS, name string) (*Imported, error) {
 	ref := fmt.Sprintf("helmrelease %s/%s", storageNS, name)
 	spec := &Spec{Name: name, Namespace: storageNS, StorageNamespace: storageNS, ReleaseName: name}
 	sess, err := newSession(e.kube, spec)
