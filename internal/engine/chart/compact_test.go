@@ -1,6 +1,7 @@
 package chart
 
 import (
+	"encoding/json"
 	"os"
 	"reflect"
 	"strings"
@@ -57,5 +58,37 @@ func TestCompactIndexRoundTrip(t *testing.T) {
 		if _, err := decodeIndex([]byte(bad)); err == nil {
 			t.Errorf("%q decoded", bad)
 		}
+	}
+}
+
+// BenchmarkDecodeIndex reads the generated 20 MB index back from the cache's
+// compact form and from JSON, the form it would have without compact.go.
+func BenchmarkDecodeIndex(b *testing.B) {
+	data, err := os.ReadFile(bigIndexPath(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	idx, err := ParseIndex(data)
+	if err != nil {
+		b.Fatal(err)
+	}
+	compact, err := encodeIndex(idx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	asJSON, err := json.Marshal(idx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for name, enc := range map[string][]byte{"compact": compact, "json": asJSON} {
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(enc)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := decodeIndex(enc); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
