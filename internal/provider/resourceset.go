@@ -96,11 +96,10 @@ func (r *resourceSetResource) ValidateConfig(ctx context.Context, req resource.V
 	id := m.Namespace.ValueString() + "/" + m.Name.ValueString()
 	switch {
 	case err != nil && stepsKnown:
-		renderDiagnostic(&resp.Diagnostics, "Invalid steps", err, id)
+		addError(&resp.Diagnostics, "Invalid steps", fielderr.Object(resourceset.Kind, id, err))
 	case stepsKnown:
-		if err := resourceset.ValidateSteps(steps, !m.Resources.IsNull() || !m.ResourcesTemplate.IsNull()); err != nil {
-			renderDiagnostic(&resp.Diagnostics, "Invalid steps", err, id)
-		}
+		err := resourceset.ValidateSteps(steps, !m.Resources.IsNull() || !m.ResourcesTemplate.IsNull())
+		addError(&resp.Diagnostics, "Invalid steps", fielderr.Object(resourceset.Kind, id, err))
 	}
 	noSteps := m.Steps.IsNull() || (stepsKnown && err == nil && len(steps) == 0)
 	if m.Resources.IsNull() && m.ResourcesTemplate.IsNull() && noSteps {
@@ -108,22 +107,22 @@ func (r *resourceSetResource) ValidateConfig(ctx context.Context, req resource.V
 	}
 	validateDependencies(&resp.Diagnostics, m.Dependencies)
 	if refs, strategy, known, diags := inputsFromFrom(ctx, m.InputsFrom, m.InputStrategy); known && !diags.HasError() {
-		renderDiagnostic(&resp.Diagnostics, "Invalid inputs_from", resourceset.ValidateInputsFrom(refs, strategy), id)
+		addError(&resp.Diagnostics, "Invalid inputs_from", fielderr.Object(resourceset.Kind, id, resourceset.ValidateInputsFrom(refs, strategy)))
 	} else {
 		resp.Diagnostics.Append(diags...)
 	}
 }
 
 // stepsFrom reads the `steps` attribute, a list of objects with name,
-// timeout, resources and resources_template. Its errors are
-// *resourceset.StepError, joined, naming the step and the field.
+// timeout, resources and resources_template. Its errors are *fielderr.Error,
+// joined, on the step's attribute (`steps[1].timeout`), or on `steps`.
 func stepsFrom(v attr.Value) ([]resourceset.Step, error) {
 	list, err := goObjects(v, "steps")
 	if errors.Is(err, errUnknownValue) {
 		return nil, err
 	}
 	if err != nil {
-		return nil, &resourceset.StepError{Index: -1, Err: err}
+		return nil, fielderr.Wrap("steps", err)
 	}
 	out := make([]resourceset.Step, len(list))
 	var errs []error
@@ -131,7 +130,7 @@ func stepsFrom(v attr.Value) ([]resourceset.Step, error) {
 		out[i].Name, _ = m["name"].(string)
 		for _, k := range slices.Sorted(maps.Keys(m)) {
 			if err := setStepField(&out[i], k, m[k]); err != nil {
-				errs = append(errs, &resourceset.StepError{Index: i, Name: out[i].Name, Field: k, Err: err})
+				errs = append(errs, resourceset.StepFieldError(i, out[i].Name, k, err))
 			}
 		}
 	}
@@ -216,7 +215,7 @@ func specFrom(ctx context.Context, m *resourceSetModel) (spec *resourceset.Spec,
 		if errors.Is(err, errUnknownValue) {
 			return nil, false, nil
 		}
-		renderDiagnostic(&diags, "Invalid steps", err, spec.Namespace+"/"+spec.Name)
+		addError(&diags, "Invalid steps", fielderr.Object(resourceset.Kind, spec.Namespace+"/"+spec.Name, err))
 	}
 	if t := m.Timeout.ValueString(); t != "" {
 		if spec.Timeout, err = time.ParseDuration(t); err != nil {
@@ -242,83 +241,6 @@ func specFrom(ctx context.Context, m *resourceSetModel) (spec *resourceset.Spec,
 	}
 	spec.InputsFrom, spec.InputStrategy = refs, strategy
 	return spec, true, diags
-}
-
-// renderDiagnostic turns an engine error into a diagnostic on the attribute
-// that caused it.
-func renderDiagnostic(diags *diag.Diagnostics, summary string, err error, id string) {
-	if err == nil {
-		return
-	}
-	if errs := inputsFromErrors(err); errs != nil {
-		for _, e := range errs {
-			p := path.Root(e.Attribute)
-			if e.Index >= 0 {
-				p = p.AtListIndex(e.Index)
-			}
-			diags.AddAttributeError(p, summary, fmt.Sprintf("resourceset %s: %v", id, e))
-		}
-		return
-	}
-	if errs := stepErrors(err); errs != nil {
-		for _, se := range errs {
-			stepDiagnostic(diags, summary, se, id)
-		}
-		return
-	}
-	var re *resourceset.RenderError
-	var oe *resourceset.OwnershipError
-	var pe *resourceset.PreviewError
-	switch {
-	case errors.As(err, &re):
-		p := path.Root(re.Attribute)
-		if re.Index >= 0 {
-			p = p.AtListIndex(re.Index)
-		}
-		diags.AddAttributeError(p, summary, fmt.Sprintf("resourceset %s: %v", id, err))
-	case errors.As(err, &oe):
-		diags.AddAttributeError(path.Root(oe.Attribute), summary, fmt.Sprintf("resourceset %s: %v", id, err))
-	case errors.As(err, &pe):
-		diags.AddError(summary, fmt.Sprintf("resourceset %s: %v", id, pe))
-	case errors.Is(err, resourceset.ErrUnknownKind):
-		diags.AddAttributeError(path.Root("resources"), summary, fmt.Sprintf("resourceset %s: %v", id, err))
-	default:
-		addError(diags, summary, fielderr.Object("resourceset", id, err))
-	}
-}
-
-// stepErrors returns the *StepErrors err is, or is a join of, or nil when it
-// is something else.
-func stepErrors(err error) []*resourceset.StepError {
-	errs := []error{err}
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		errs = j.Unwrap()
-	}
-	out := make([]*resourceset.StepError, 0, len(errs))
-	for _, e := range errs {
-		se, ok := e.(*resourceset.StepError)
-		if !ok {
-			return nil
-		}
-		out = append(out, se)
-	}
-	return out
-}
-
-// stepDiagnostic is the diagnostic of a step's error, on the attribute it
-// names; the detail names the path too, which the CLIs do not print.
-func stepDiagnostic(diags *diag.Diagnostics, summary string, se *resourceset.StepError, id string) {
-	attribute, index := se.Field, -1
-	var re *resourceset.RenderError
-	if errors.As(se.Err, &re) {
-		attribute, index = re.Attribute, re.Index
-	}
-	if se.Index < 0 {
-		diags.AddAttributeError(path.Root("steps"), summary, fmt.Sprintf("resourceset %s: %v", id, se))
-		return
-	}
-	p, _ := specPath(se.Index, attribute, index)
-	diags.AddAttributeError(p, summary, fmt.Sprintf("resourceset %s: %s: %v", id, p, se))
 }
 
 // specPath is the path of a place in the configuration: the step at index
@@ -392,12 +314,12 @@ func (r *resourceSetResource) ModifyPlan(ctx context.Context, req resource.Modif
 	// dry runs alike.
 	spec, err := r.engine().ResolveInputs(ctx, spec)
 	if err != nil {
-		renderDiagnostic(&resp.Diagnostics, "Cannot plan the resource set", err, plan.ID.ValueString())
+		addError(&resp.Diagnostics, "Cannot plan the resource set", err)
 		return
 	}
 	res, err := r.engine().Plan(ctx, spec, prev)
 	if err != nil {
-		renderDiagnostic(&resp.Diagnostics, "Cannot plan the resource set", err, spec.Namespace+"/"+spec.Name)
+		addError(&resp.Diagnostics, "Cannot plan the resource set", err)
 		return
 	}
 	for _, w := range res.Warnings {
@@ -432,7 +354,7 @@ func (r *resourceSetResource) ModifyPlan(ctx context.Context, req resource.Modif
 	// set changes (a steady plan makes none).
 	pv, err := r.engine().Preview(ctx, spec)
 	if err != nil {
-		renderDiagnostic(&resp.Diagnostics, "Cannot plan the resource set", err, spec.Namespace+"/"+spec.Name)
+		addError(&resp.Diagnostics, "Cannot plan the resource set", err)
 		return
 	}
 	for _, w := range pv.Warnings {
@@ -503,7 +425,7 @@ func (r *resourceSetResource) apply(ctx context.Context, m *resourceSetModel, pr
 	spec, known, d := specFrom(ctx, m)
 	diags.Append(d...)
 	if !known && !diags.HasError() {
-		diags.AddError("Unknown values at apply", "resourceset "+m.ID.ValueString()+": inputs or resources are still unknown")
+		addError(diags, "Unknown values at apply", fielderr.Object(resourceset.Kind, m.ID.ValueString(), errors.New("inputs or resources are still unknown")))
 	}
 	if diags.HasError() {
 		r.keepInventory(m, prev, prevSteps)
@@ -516,9 +438,9 @@ func (r *resourceSetResource) apply(ctx context.Context, m *resourceSetModel, pr
 			objs, err := r.engine().Desired(ctx, resolved)
 			if err == nil {
 				if got, err := resourceset.Manifests(objs); err == nil && got != m.Manifests.ValueString() {
-					diags.AddAttributeError(path.Root("inputs_from"), "Inputs changed since the plan",
-						"resourceset "+m.ID.ValueString()+": the exported inputs of the ResourceSetInputProviders of inputs_from changed "+
-							"between plan and apply, so the objects to apply are not those the plan showed; nothing was applied. Plan again.")
+					addError(diags, "Inputs changed since the plan", fielderr.Object(resourceset.Kind, m.ID.ValueString(), fielderr.Errorf("inputs_from",
+						"the exported inputs of the ResourceSetInputProviders of inputs_from changed between plan and apply, "+
+							"so the objects to apply are not those the plan showed; nothing was applied. Plan again.")))
 					r.keepInventory(m, prev, prevSteps)
 					m.Manifests = types.StringNull()
 					return nil
@@ -538,7 +460,7 @@ func (r *resourceSetResource) apply(ctx context.Context, m *resourceSetModel, pr
 	m.Manifests = types.StringValue(res.Manifests)
 	m.Conditions = conditionsValue(res.Conditions)
 	if err != nil {
-		renderDiagnostic(diags, "Resource set apply failed", err, m.ID.ValueString())
+		addError(diags, "Resource set apply failed", err)
 	}
 	return res.InSync
 }
@@ -577,8 +499,7 @@ func (r *resourceSetResource) Read(ctx context.Context, req resource.ReadRequest
 	resp.Diagnostics.Append(diags...)
 	report, err := r.engine().CheckDrift(ctx, spec, inv, readFingerprints(ctx, req.Private))
 	if err != nil {
-		resp.Diagnostics.AddWarning("Cannot check the resource set for drift",
-			fmt.Sprintf("resourceset %s: %v", state.ID.ValueString(), err))
+		resp.Diagnostics.AddWarning("Cannot check the resource set for drift", err.Error())
 		return
 	}
 	state.Drift = driftValue(report.Drift)
@@ -610,7 +531,7 @@ func (r *resourceSetResource) Delete(ctx context.Context, req resource.DeleteReq
 		// Keep what is left in state, so that the next destroy tries again.
 		state.Inventory = inventoryValue(remaining, inventorySteps(ctx, state.Inventory))
 		resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
-		resp.Diagnostics.AddError("Resource set delete failed", fmt.Sprintf("resourceset %s: %v", state.ID.ValueString(), err))
+		addError(&resp.Diagnostics, "Resource set delete failed", err)
 	}
 }
 
@@ -880,22 +801,4 @@ func labelSelectorFrom(ctx context.Context, o types.Object) (*metav1.LabelSelect
 		sel.MatchExpressions = append(sel.MatchExpressions, req)
 	}
 	return sel, true, diags
-}
-
-// inputsFromErrors returns the *InputsFromErrors err is, or is a join of, or
-// nil when it is something else.
-func inputsFromErrors(err error) []*resourceset.InputsFromError {
-	errs := []error{err}
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		errs = j.Unwrap()
-	}
-	out := make([]*resourceset.InputsFromError, 0, len(errs))
-	for _, e := range errs {
-		ie, ok := e.(*resourceset.InputsFromError)
-		if !ok {
-			return nil
-		}
-		out = append(out, ie)
-	}
-	return out
 }

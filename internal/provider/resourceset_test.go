@@ -239,7 +239,7 @@ resource "stevedore_resourceset" "bad" {
 				Config: cfg(`
   inputs    = [{ a = "x" }, { b = "y" }]
   resources = [{ apiVersion = "v1", kind = "ConfigMap", metadata = { name = "c-<< inputs.a >>" } }]`),
-				ExpectError: wrapped(`resources\[0\] \(inputs\[1\]\):.*map has no entry for key "a"`),
+				ExpectError: wrapped(`resourceset default/bad: resources\[0\]: with inputs\[1\]:.*map has no entry for key "a"`),
 			},
 			{
 				Config:      cfg(`resources_template = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: << .x"`),
@@ -251,7 +251,7 @@ resource "stevedore_resourceset" "bad" {
 			},
 			{
 				Config:      cfg(`resources = [{ apiVersion = "example.com/v1", kind = "Nope", metadata = { name = "x" } }]`),
-				ExpectError: wrapped(`unknown kind example.com/v1/Nope`),
+				ExpectError: wrapped(`resourceset default/bad: resources: Nope/x: unknown kind example.com/v1/Nope`),
 			},
 			{
 				Config: cfg(`

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
 )
@@ -274,13 +275,13 @@ func TestEngine_refusesObjectOwnedByAnotherSet(t *testing.T) {
 	}
 	_, err = e.Plan(ctx, b, nil)
 	var oe *OwnershipError
-	if !errors.As(err, &oe) || oe.Owner != "default/owner-a" || oe.Attribute != "resources" ||
-		err.Error() != "ConfigMap/default/contested is owned by resourceset default/owner-a; remove it from one of the sets" {
+	if !errors.As(err, &oe) || oe.Owner != "default/owner-a" || fielderr.PathOf(err) != "resources" ||
+		err.Error() != "resourceset default/owner-b: resources: ConfigMap/default/contested is owned by resourceset default/owner-a; remove it from one of the sets" {
 		t.Fatalf("plan: want an ownership error naming owner-a on resources, got %v (%+v)", err, oe)
 	}
 	// In resources_template instead.
 	b2 := &Spec{Name: "owner-b", Namespace: "default", ResourcesTemplate: a.ResourcesTemplate}
-	if _, err := e.Plan(ctx, b2, nil); !errors.As(err, &oe) || oe.Attribute != "resources_template" {
+	if _, err := e.Plan(ctx, b2, nil); !errors.As(err, &oe) || fielderr.PathOf(err) != "resources_template" {
 		t.Fatalf("plan: want an ownership error on resources_template, got %v (%+v)", err, oe)
 	}
 

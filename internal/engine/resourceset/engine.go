@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
 )
 
@@ -87,18 +88,24 @@ func (e *Engine) manager(spec *Spec) (*kube.Manager, error) {
 // mapping). It reads discovery but writes nothing. With steps, the objects
 // are in step order.
 func (e *Engine) Desired(ctx context.Context, spec *Spec) ([]*unstructured.Unstructured, error) {
-	spec, err := e.ResolveInputs(ctx, spec)
+	parts, err := e.desiredParts(ctx, spec)
+	return flatten(parts), objectError(spec, err)
+}
+
+// desiredParts is Desired step by step.
+func (e *Engine) desiredParts(ctx context.Context, spec *Spec) ([]part, error) {
+	spec, err := e.resolveInputs(ctx, spec)
 	if err != nil {
 		return nil, err
 	}
 	parts, _, err := e.desired(spec)
-	return flatten(parts), err
+	return parts, err
 }
 
 // desired is Desired step by step, with what the plan warns about: template
 // output read as another type, namespaces on cluster-scoped objects, objects
 // rendered more than once in a step with different content. Invalid steps
-// and an object that two steps render are *StepErrors.
+// and an object that two steps render are *fielderr.Error on the step.
 func (e *Engine) desired(spec *Spec) ([]part, []Warning, error) {
 	if err := ValidateSteps(spec.Steps, len(spec.Resources) > 0 || spec.ResourcesTemplate != ""); err != nil {
 		return nil, nil, err
@@ -122,6 +129,9 @@ func (e *Engine) desired(spec *Spec) ([]part, []Warning, error) {
 	for i, p := range parts {
 		ignored, err := defaultNamespaces(p.objs, s, spec.Namespace)
 		if err != nil {
+			if p.index < 0 && errors.Is(err, ErrUnknownKind) {
+				err = fielderr.Wrap(spec.objectsAttribute(), err)
+			}
 			return nil, nil, p.wrap("", err)
 		}
 		warnings = append(warnings, inStep(ignored, p.index)...)
@@ -132,6 +142,15 @@ func (e *Engine) desired(spec *Spec) ([]part, []Warning, error) {
 		return nil, nil, err
 	}
 	return parts, warnings, nil
+}
+
+// objectsAttribute is the attribute of a set without steps that renders its
+// objects: resources, unless only resources_template is set.
+func (s *Spec) objectsAttribute() string {
+	if len(s.Resources) == 0 && s.ResourcesTemplate != "" {
+		return "resources_template"
+	}
+	return "resources"
 }
 
 // inStep locates warnings in the step at index (-1: none).
@@ -148,10 +167,15 @@ func inStep(warnings []Warning, index int) []Warning {
 // adopts (Result.Undecided lists those it cannot tell yet). An object owned by
 // another set is an *OwnershipError.
 func (e *Engine) Plan(ctx context.Context, spec *Spec, prev []kube.Entry) (*Result, error) {
+	res, err := e.plan(ctx, spec, prev)
+	return res, objectError(spec, err)
+}
+
+func (e *Engine) plan(ctx context.Context, spec *Spec, prev []kube.Entry) (*Result, error) {
 	if err := kube.ValidateDependencies(spec.Dependencies); err != nil {
 		return nil, err
 	}
-	spec, err := e.ResolveInputs(ctx, spec)
+	spec, err := e.resolveInputs(ctx, spec)
 	if err != nil {
 		return nil, err
 	}
@@ -177,13 +201,20 @@ func (e *Engine) Plan(ctx context.Context, spec *Spec, prev []kube.Entry) (*Resu
 // that left it, and with spec.Wait waits for the objects. With steps, each
 // step is applied in order, and the objects of each but the last are waited
 // for (kstatus, the step's timeout) before the next starts; a step that fails
-// is a *StepError and stops the sequence before the prune. planned is what
-// the plan showed of the new objects' adoption: an object that appeared or
-// disappeared since fails the apply before anything is applied, as does an
-// object owned by another set. The result is never nil: after a failure its
-// inventory holds what the cluster really has (applied objects, and stale ones
-// not yet pruned), so that state can be saved and a second apply converges.
+// is an error on its step (steps[i]) and stops the sequence before the prune.
+// planned is what the plan showed of the new objects' adoption: an object
+// that appeared or disappeared since fails the apply before anything is
+// applied, as does an object owned by another set. The result is never nil:
+// after a failure its inventory holds what the cluster really has (applied
+// objects, and stale ones not yet pruned), so that state can be saved and a
+// second apply converges, and its Ready condition says why, without naming
+// the set.
 func (e *Engine) Apply(ctx context.Context, spec *Spec, prev []kube.Entry, planned Adoptions) (*Result, error) {
+	res, err := e.apply(ctx, spec, prev, planned)
+	return res, objectError(spec, err)
+}
+
+func (e *Engine) apply(ctx context.Context, spec *Spec, prev []kube.Entry, planned Adoptions) (*Result, error) {
 	res := &Result{Inventory: slices.Clone(prev)}
 	fail := func(reason string, err error) (*Result, error) {
 		res.Conditions = []Condition{{Type: "Ready", Status: "False", Reason: reason, Message: err.Error()}}
@@ -194,7 +225,7 @@ func (e *Engine) Apply(ctx context.Context, spec *Spec, prev []kube.Entry, plann
 	if err != nil {
 		return fail(ReasonBuildFailed, err)
 	}
-	if spec, err = e.ResolveInputs(ctx, spec); err != nil {
+	if spec, err = e.resolveInputs(ctx, spec); err != nil {
 		return fail(ReasonBuildFailed, err)
 	}
 	parts, _, err := e.desired(spec)
@@ -284,10 +315,16 @@ func (e *Engine) Drift(ctx context.Context, spec *Spec, inventory []kube.Entry) 
 // since (the InSync of the last check) no longer matches: those written,
 // deleted or recreated since, or whose desired state changed.
 func (e *Engine) CheckDrift(ctx context.Context, spec *Spec, inventory []kube.Entry, since kube.Fingerprints) (*kube.DriftReport, error) {
-	objs, err := e.Desired(ctx, spec)
+	report, err := e.checkDrift(ctx, spec, inventory, since)
+	return report, objectError(spec, err)
+}
+
+func (e *Engine) checkDrift(ctx context.Context, spec *Spec, inventory []kube.Entry, since kube.Fingerprints) (*kube.DriftReport, error) {
+	parts, err := e.desiredParts(ctx, spec)
 	if err != nil {
 		return nil, err
 	}
+	objs := flatten(parts)
 	owned := make(map[string]bool, len(inventory))
 	for _, en := range inventory {
 		owned[en.ID] = true
@@ -311,9 +348,10 @@ func (e *Engine) CheckDrift(ctx context.Context, spec *Spec, inventory []kube.En
 func (e *Engine) Delete(ctx context.Context, spec *Spec, inventory []kube.Entry) ([]kube.Entry, error) {
 	m, err := e.manager(spec)
 	if err != nil {
-		return inventory, err
+		return inventory, objectError(spec, err)
 	}
-	return prune(ctx, m, spec, inventory, spec.timeout())
+	remaining, err := prune(ctx, m, spec, inventory, spec.timeout())
+	return remaining, objectError(spec, err)
 }
 
 // fluxWaitTimeout bounds the wait for Flux objects to be finalized before the

@@ -12,6 +12,8 @@ import (
 
 	sprig "github.com/go-task/slim-sprig/v3"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
 )
 
 // sample returns fresh argument values of type t, a few per type, so that a
@@ -208,9 +210,8 @@ nested: << inputs.labels | toYaml | nindent 2 >>
 	}
 
 	_, err = renderData(t, "data:\n  v: << float64 inputs.nan | mustToYaml | quote >>\n", input)
-	var re *RenderError
-	if !errors.As(err, &re) || !strings.Contains(err.Error(), "error calling mustToYaml") || !strings.Contains(err.Error(), "NaN") {
-		t.Errorf("mustToYaml of NaN: error = %v, want a RenderError from mustToYaml", err)
+	if fielderr.PathOf(err) == "" || !strings.Contains(err.Error(), "error calling mustToYaml") || !strings.Contains(err.Error(), "NaN") {
+		t.Errorf("mustToYaml of NaN: error = %v, want an error on the resource from mustToYaml", err)
 	}
 }
 
@@ -252,9 +253,8 @@ func TestRender_bool(t *testing.T) {
 	}
 	for _, in := range []any{"yes", "", nil, []any{}} {
 		_, err := renderData(t, "immutable: << inputs.v | bool >>\n", map[string]any{"v": in})
-		var re *RenderError
-		if !errors.As(err, &re) || !strings.Contains(err.Error(), "error calling bool: bool: ") {
-			t.Errorf("bool %#v: error = %v, want a RenderError from bool", in, err)
+		if fielderr.PathOf(err) == "" || !strings.Contains(err.Error(), "error calling bool: bool: ") {
+			t.Errorf("bool %#v: error = %v, want an error on the resource from bool", in, err)
 		}
 	}
 	objs, err := Render(&Spec{Name: "s", Namespace: "ns", Inputs: []map[string]any{{"enabled": "true"}},
@@ -308,29 +308,28 @@ func TestRender_unavailableFunctions(t *testing.T) {
 		cases := []struct {
 			where string
 			spec  Spec
-			attr  string
-			index int
+			path  string
 		}{
-			{"resources", Spec{Resources: []map[string]any{cm("x"), cm("<< " + name + " >>")}}, "resources", 1},
-			{"untaken branch", Spec{Resources: []map[string]any{cm(`<< if false >><< ` + name + ` "a" 1 >><< end >>`)}}, "resources", 0},
-			{"resources_template", Spec{ResourcesTemplate: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  v: << with inputs >><< " + name + " | quote >><< end >>\n"}, "resources_template", -1},
+			{"resources", Spec{Resources: []map[string]any{cm("x"), cm("<< " + name + " >>")}}, "resources[1]"},
+			{"untaken branch", Spec{Resources: []map[string]any{cm(`<< if false >><< ` + name + ` "a" 1 >><< end >>`)}}, "resources[0]"},
+			{"resources_template", Spec{ResourcesTemplate: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  v: << with inputs >><< " + name + " | quote >><< end >>\n"}, "resources_template"},
 			{"defined template", Spec{ResourcesTemplate: `<< define "k" >><< ` + name + ` >><< end >>apiVersion: v1
 kind: ConfigMap
 metadata: {name: c}
-`}, "resources_template", -1},
+`}, "resources_template"},
 		}
 		for _, tc := range cases {
 			t.Run(name+"/"+tc.where, func(t *testing.T) {
 				tc.spec.Name, tc.spec.Namespace = "s", "ns"
 				tc.spec.Inputs = []map[string]any{{"a": 1}}
 				_, err := Render(&tc.spec)
-				var re *RenderError
 				var ue *UnavailableFuncError
-				if !errors.As(err, &re) || !errors.As(err, &ue) {
-					t.Fatalf("error = %v, want a RenderError from an UnavailableFuncError", err)
+				if !errors.As(err, &ue) {
+					t.Fatalf("error = %v, want an UnavailableFuncError", err)
 				}
-				if re.Attribute != tc.attr || re.Index != tc.index || re.Input != -1 || ue.Name != name {
-					t.Errorf("error on %s[%d] (input %d) naming %q, want %s[%d] naming %q", re.Attribute, re.Index, re.Input, ue.Name, tc.attr, tc.index, name)
+				// Refused at parse: before any input is rendered.
+				if got := fielderr.PathOf(err); got != tc.path || strings.Contains(err.Error(), "with inputs[") || ue.Name != name {
+					t.Errorf("error %q on %s naming %q, want one on %s naming %q and no input", err, got, ue.Name, tc.path, name)
 				}
 				if want := fmt.Sprintf("function %q is not available: %s, and the plan renders the templates again at apply", name, unavailable[name]); !strings.Contains(err.Error(), want) {
 					t.Errorf("error = %v, want it to contain %q", err, want)

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
 )
 
@@ -44,56 +45,38 @@ type InputsFrom struct {
 	Selector   *metav1.LabelSelector
 }
 
-// InputsFromError is a problem of one entry of inputs_from (Attribute
-// "inputs_from", Index its position) or of the input strategy (Attribute
-// "input_strategy", Index -1), so that the diagnostic can name it.
-type InputsFromError struct {
-	Attribute string
-	Index     int
-	Err       error
-}
-
-func (e *InputsFromError) Error() string {
-	if e.Index < 0 {
-		return fmt.Sprintf("%s: %v", e.Attribute, e.Err)
-	}
-	return fmt.Sprintf("%s[%d]: %v", e.Attribute, e.Index, e.Err)
-}
-
-func (e *InputsFromError) Unwrap() error { return e.Err }
-
 // ValidateInputsFrom reports, without a cluster, the entries of refs that no
-// cluster can make right and an unsupported strategy, as *InputsFromErrors
-// joined.
+// cluster can make right and an unsupported strategy, as *fielderr.Error
+// joined: on `input_strategy`, on an entry of inputs_from (`inputs_from[1]`),
+// or on its attribute (`inputs_from[1].kind`).
 func ValidateInputsFrom(refs []InputsFrom, strategy string) error {
 	var errs []error
 	switch strategy {
 	case "", InputStrategyFlatten:
 	case InputStrategyPermute:
-		errs = append(errs, &InputsFromError{Attribute: "input_strategy", Index: -1,
-			Err: errors.New(`name "Permute" is not supported yet: only "Flatten" (the default) is`)})
+		errs = append(errs, fielderr.Errorf("input_strategy", `name "Permute" is not supported yet: only "Flatten" (the default) is`))
 	default:
-		errs = append(errs, &InputsFromError{Attribute: "input_strategy", Index: -1,
-			Err: fmt.Errorf(`name must be "Flatten" or "Permute", got %q`, strategy)})
+		errs = append(errs, fielderr.Errorf("input_strategy", `name must be "Flatten" or "Permute", got %q`, strategy))
 	}
 	for i, r := range refs {
-		fail := func(format string, args ...any) {
-			errs = append(errs, &InputsFromError{Attribute: "inputs_from", Index: i, Err: fmt.Errorf(format, args...)})
+		at := fielderr.Index("inputs_from", i)
+		fail := func(path, format string, args ...any) {
+			errs = append(errs, fielderr.Errorf(path, format, args...))
 		}
 		if r.APIVersion != "" && r.APIVersion != InputProviderAPIVersion {
-			fail("api_version must be %q, got %q", InputProviderAPIVersion, r.APIVersion)
+			fail(at+".api_version", "must be %q, got %q", InputProviderAPIVersion, r.APIVersion)
 		}
 		if r.Kind != "" && r.Kind != InputProviderKind {
-			fail("kind must be %q, got %q", InputProviderKind, r.Kind)
+			fail(at+".kind", "must be %q, got %q", InputProviderKind, r.Kind)
 		}
 		switch {
 		case r.Name != "" && r.Selector != nil:
-			fail("set either name or selector, not both")
+			fail(at, "set either name or selector, not both")
 		case r.Name == "" && r.Selector == nil:
-			fail("set name or selector")
+			fail(at, "set name or selector")
 		case r.Selector != nil:
 			if _, err := metav1.LabelSelectorAsSelector(r.Selector); err != nil {
-				fail("invalid selector: %v", err)
+				errs = append(errs, fielderr.Wrap(at+".selector", err))
 			}
 		}
 	}
@@ -109,8 +92,16 @@ func ValidateInputsFrom(refs []InputsFrom, strategy string) error {
 // computes them. A provider's readiness is not looked at: its
 // status.exportedInputs are what it exports. A set with InputsFrom whose
 // inputs are none renders no object. A provider named but missing, and a
-// cluster that does not serve the kind, are *InputsFromErrors.
+// cluster that does not serve the kind, are *fielderr.Error on the entry of
+// inputs_from (`inputs_from[1]`).
 func (e *Engine) ResolveInputs(ctx context.Context, spec *Spec) (*Spec, error) {
+	resolved, err := e.resolveInputs(ctx, spec)
+	return resolved, objectError(spec, err)
+}
+
+// resolveInputs is ResolveInputs for the engine's entry points, which name
+// the set in their errors.
+func (e *Engine) resolveInputs(ctx context.Context, spec *Spec) (*Spec, error) {
 	if len(spec.InputsFrom) == 0 || spec.inputsResolved {
 		return spec, nil
 	}
@@ -123,7 +114,7 @@ func (e *Engine) ResolveInputs(ctx context.Context, spec *Spec) (*Spec, error) {
 	}
 	providers := map[string]*unstructured.Unstructured{}
 	for i, r := range spec.InputsFrom {
-		fail := func(err error) error { return &InputsFromError{Attribute: "inputs_from", Index: i, Err: err} }
+		fail := func(err error) error { return fielderr.Wrap(fielderr.Index("inputs_from", i), err) }
 		gvk := schema.FromAPIVersionAndKind(InputProviderAPIVersion, InputProviderKind)
 		if r.Name != "" {
 			if _, ok := providers[r.Name]; ok {
@@ -155,7 +146,7 @@ func (e *Engine) ResolveInputs(ctx context.Context, spec *Spec) (*Spec, error) {
 	for _, name := range slices.Sorted(maps.Keys(providers)) {
 		got, err := ExportedInputs(providers[name])
 		if err != nil {
-			return nil, &InputsFromError{Attribute: "inputs_from", Index: refIndex(spec, providers[name]), Err: err}
+			return nil, fielderr.Wrap(fielderr.Index("inputs_from", refIndex(spec, providers[name])), err)
 		}
 		inputs = append(inputs, got...)
 	}

@@ -1,7 +1,6 @@
 package resourceset
 
 import (
-	"errors"
 	"strings"
 	"testing"
 
@@ -12,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
 )
 
@@ -22,16 +22,18 @@ func TestValidateInputsFrom(t *testing.T) {
 		refs     []InputsFrom
 		strategy string
 		want     string // "" for no error
+		path     string // the attribute the error is about
 	}{
-		{"by name", []InputsFrom{{Name: "a"}}, "", ""},
-		{"by selector, flatten", []InputsFrom{{APIVersion: InputProviderAPIVersion, Kind: InputProviderKind, Selector: sel}}, "Flatten", ""},
-		{"both", []InputsFrom{{Name: "a"}, {Name: "b", Selector: sel}}, "", "inputs_from[1]: set either name or selector, not both"},
-		{"neither", []InputsFrom{{Kind: InputProviderKind}}, "", "inputs_from[0]: set name or selector"},
-		{"kind", []InputsFrom{{Kind: "ResourceSet", Name: "a"}}, "", `inputs_from[0]: kind must be "ResourceSetInputProvider"`},
-		{"api version", []InputsFrom{{APIVersion: "fluxcd.controlplane.io/v1beta1", Name: "a"}}, "", `inputs_from[0]: api_version must be "fluxcd.controlplane.io/v1"`},
-		{"bad selector", []InputsFrom{{Selector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "a", Operator: "Near"}}}}}, "", "inputs_from[0]: invalid selector"},
-		{"permute", nil, "Permute", "input_strategy: name \"Permute\" is not supported yet"},
-		{"unknown strategy", nil, "Zip", "input_strategy: name must be"},
+		{"by name", []InputsFrom{{Name: "a"}}, "", "", ""},
+		{"by selector, flatten", []InputsFrom{{APIVersion: InputProviderAPIVersion, Kind: InputProviderKind, Selector: sel}}, "Flatten", "", ""},
+		{"both", []InputsFrom{{Name: "a"}, {Name: "b", Selector: sel}}, "", "inputs_from[1]: set either name or selector, not both", "inputs_from[1]"},
+		{"neither", []InputsFrom{{Kind: InputProviderKind}}, "", "inputs_from[0]: set name or selector", "inputs_from[0]"},
+		{"kind", []InputsFrom{{Kind: "ResourceSet", Name: "a"}}, "", `inputs_from[0].kind: must be "ResourceSetInputProvider", got "ResourceSet"`, "inputs_from[0].kind"},
+		{"api version", []InputsFrom{{APIVersion: "fluxcd.controlplane.io/v1beta1", Name: "a"}}, "", `inputs_from[0].api_version: must be "fluxcd.controlplane.io/v1"`, "inputs_from[0].api_version"},
+		{"bad selector", []InputsFrom{{Selector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "a", Operator: "Near"}}}}}, "",
+			`inputs_from[0].selector: "Near" is not a valid label selector operator`, "inputs_from[0].selector"},
+		{"permute", nil, "Permute", "input_strategy: name \"Permute\" is not supported yet", "input_strategy"},
+		{"unknown strategy", nil, "Zip", "input_strategy: name must be", "input_strategy"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := ValidateInputsFrom(tc.refs, tc.strategy)
@@ -41,12 +43,11 @@ func TestValidateInputsFrom(t *testing.T) {
 				}
 				return
 			}
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
+			if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
 				t.Fatalf("got %v, want %q", err, tc.want)
 			}
-			var ie *InputsFromError
-			if !errors.As(err, &ie) {
-				t.Fatalf("%T is no *InputsFromError", err)
+			if got := fielderr.PathOf(err); got != tc.path {
+				t.Fatalf("error on %q, want %q", got, tc.path)
 			}
 		})
 	}
@@ -178,8 +179,7 @@ data:
 	missing := *spec
 	missing.InputsFrom = append([]InputsFrom{{Name: "alpha"}}, InputsFrom{Name: "gone"})
 	_, err = e.Plan(ctx, &missing, nil)
-	var ie *InputsFromError
-	if !errors.As(err, &ie) || ie.Index != 1 || !strings.Contains(err.Error(), "inputs_from[1]: ResourceSetInputProvider "+ns+"/gone not found") {
+	if fielderr.PathOf(err) != "inputs_from[1]" || err.Error() != "resourceset "+ns+"/"+spec.Name+": inputs_from[1]: ResourceSetInputProvider "+ns+"/gone not found" {
 		t.Fatalf("missing provider: %v", err)
 	}
 

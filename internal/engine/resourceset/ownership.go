@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
 )
 
@@ -20,7 +21,9 @@ type Adoptions map[string]bool
 
 // OwnershipError is an object of the set that carries another set's owner
 // labels. Two sets owning one object would undo each other's applies and one
-// would delete it under the other, so the set refuses it.
+// would delete it under the other, so the set refuses it. Plan and Apply
+// return it inside a *fielderr.Error on the part of the spec that renders the
+// object: `resources`, `resources_template` or `steps`.
 type OwnershipError struct {
 	// ID is the object's inventory ID.
 	ID string
@@ -28,9 +31,6 @@ type OwnershipError struct {
 	Object string
 	// Owner is the owning set, `namespace/name`.
 	Owner string
-	// Attribute is the part of the spec that renders the object: "resources",
-	// "resources_template" or "steps".
-	Attribute string
 }
 
 func (e *OwnershipError) Error() string {
@@ -40,7 +40,8 @@ func (e *OwnershipError) Error() string {
 // StalePlanError is an object that appeared or disappeared between the plan
 // and the apply. The plan said whether the apply creates or adopts it; acting
 // on the changed cluster would take over an object the plan said it would
-// create, or record as created one it said it would adopt.
+// create, or record as created one it said it would adopt, so the apply
+// refuses to start. It is about the cluster, not an attribute.
 type StalePlanError struct {
 	// Object names the object as kube.Describe does.
 	Object string
@@ -234,11 +235,12 @@ func (e *Engine) attributeOf(ctx context.Context, spec *Spec, id string) string 
 	return "resources_template"
 }
 
-// locate names in an ownership error the part of spec that renders the object.
+// locate puts an ownership error on the part of spec that renders the
+// object.
 func (e *Engine) locate(ctx context.Context, spec *Spec, err error) error {
 	var oe *OwnershipError
 	if errors.As(err, &oe) {
-		oe.Attribute = e.attributeOf(ctx, spec, oe.ID)
+		return fielderr.Wrap(e.attributeOf(ctx, spec, oe.ID), err)
 	}
 	return err
 }

@@ -28,7 +28,8 @@ type Preview struct {
 }
 
 // PreviewError is an object the API server refuses in the dry run: apply
-// would fail on it.
+// would fail on it for sure, unlike what Preview only warns about. It names
+// the object; Preview names the set in front of it.
 type PreviewError struct {
 	Object string // kube.Describe of the object
 	Err    error
@@ -42,10 +43,16 @@ func (e *PreviewError) Unwrap() error { return e.Err }
 // Preview dry-runs the apply of spec's objects. A missing namespace or kind
 // that the set itself creates is no warning: its objects are created after it.
 func (e *Engine) Preview(ctx context.Context, spec *Spec) (*Preview, error) {
-	objs, err := e.Desired(ctx, spec)
+	p, err := e.preview(ctx, spec)
+	return p, objectError(spec, err)
+}
+
+func (e *Engine) preview(ctx context.Context, spec *Spec) (*Preview, error) {
+	parts, err := e.desiredParts(ctx, spec)
 	if err != nil {
 		return nil, err
 	}
+	objs := flatten(parts)
 	m, err := e.manager(spec)
 	if err != nil {
 		return nil, err

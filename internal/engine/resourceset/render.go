@@ -17,35 +17,20 @@ import (
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
+
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
 )
 
-// RenderError is a render failure tied to the part of the spec that caused it,
-// so that the diagnostic can name the attribute.
-type RenderError struct {
-	// Attribute is "resources" or "resources_template".
-	Attribute string
-	// Index is the position in resources, or -1.
-	Index int
-	// Input is the position of the input being rendered, or -1.
-	Input int
-	Err   error
-}
-
-func (e *RenderError) Error() string {
-	var b strings.Builder
-	b.WriteString(e.Attribute)
-	if e.Index >= 0 {
-		fmt.Fprintf(&b, "[%d]", e.Index)
+// renderError is err of the template at path, `resources[2]` or
+// `resources_template`, rendered with the input at position input (-1: none,
+// or before any input): a *fielderr.Error on the part of the spec that
+// renders it, whose message names the input (`with inputs[1]: `).
+func renderError(path string, input int, err error) error {
+	if input >= 0 {
+		err = fmt.Errorf("with inputs[%d]: %w", input, err)
 	}
-	if e.Input >= 0 {
-		fmt.Fprintf(&b, " (inputs[%d])", e.Input)
-	}
-	b.WriteString(": ")
-	b.WriteString(e.Err.Error())
-	return b.String()
+	return &fielderr.Error{Path: path, Err: err}
 }
-
-func (e *RenderError) Unwrap() error { return e.Err }
 
 // renderer holds the parsed templates of a spec. Each template is parsed once
 // and executed once per input: flux-operator parses again for every input,
@@ -63,18 +48,18 @@ func newRenderer(spec *Spec) (*renderer, error) {
 	for i, res := range spec.Resources {
 		src, err := yaml.Marshal(res)
 		if err != nil {
-			return nil, &RenderError{Attribute: "resources", Index: i, Input: -1, Err: err}
+			return nil, renderError(fielderr.Index("resources", i), -1, err)
 		}
 		t, err := newTemplate(fmt.Sprintf("resources[%d]", i), string(src), fm)
 		if err != nil {
-			return nil, &RenderError{Attribute: "resources", Index: i, Input: -1, Err: err}
+			return nil, renderError(fielderr.Index("resources", i), -1, err)
 		}
 		r.resources = append(r.resources, t)
 	}
 	if strings.TrimSpace(spec.ResourcesTemplate) != "" {
 		t, err := newTemplate("resources_template", spec.ResourcesTemplate, fm)
 		if err != nil {
-			return nil, &RenderError{Attribute: "resources_template", Index: -1, Input: -1, Err: err}
+			return nil, renderError("resources_template", -1, err)
 		}
 		r.multi = t
 	}
@@ -135,7 +120,7 @@ func (r *renderer) text(src string, input map[string]any) (string, error) {
 func Render(spec *Spec) ([]*unstructured.Unstructured, error) {
 	objs, _, err := render(spec)
 	if err != nil {
-		return nil, err
+		return nil, objectError(spec, err)
 	}
 	return finish(objs, spec), nil
 }
@@ -183,13 +168,13 @@ func render(spec *Spec) ([]*unstructured.Unstructured, []Warning, error) {
 
 	var out []*unstructured.Unstructured
 	for t := range results {
-		attr, index := "resources", t
-		if t == len(r.resources) {
-			attr, index = "resources_template", -1
+		at := "resources_template"
+		if t < len(r.resources) {
+			at = fielderr.Index("resources", t)
 		}
 		for j, res := range results[t] {
 			if res.err != nil {
-				return nil, nil, &RenderError{Attribute: attr, Index: index, Input: inputIndex(j), Err: res.err}
+				return nil, nil, renderError(at, inputIndex(j), res.err)
 			}
 			for _, o := range res.objs {
 				if o.GetAnnotations()[ReconcileAnnotation] != DisabledValue {

@@ -1,12 +1,13 @@
 package resourceset
 
 import (
-	"errors"
 	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
+
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
 )
 
 func mustMap(t testing.TB, s string) map[string]any {
@@ -149,24 +150,25 @@ func TestRender_errorsNameTheSource(t *testing.T) {
 	cases := []struct {
 		name string
 		spec Spec
+		path string // the attribute the error is about
 		want string
 	}{
 		{"unknown input key", Spec{Inputs: []map[string]any{{"a": 1}, {"b": 2}}, Resources: []map[string]any{{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "x-<< inputs.a >>"}}}},
-			`resources[0] (inputs[1]): template: resources[0]:4:13: executing "resources[0]" at <inputs>: map has no entry for key "a"`},
+			"resources[0]", `resources[0]: with inputs[1]: template: resources[0]:4:13: executing "resources[0]" at <inputs>: map has no entry for key "a"`},
 		{"syntax error", Spec{ResourcesTemplate: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: << .Foo \n"},
-			`resources_template: template: resources_template:5: unclosed action started at resources_template:4`},
+			"resources_template", `resources_template: template: resources_template:5: unclosed action started at resources_template:4`},
 		{"non-deterministic function", Spec{ResourcesTemplate: "x: << now >>"},
-			`resources_template: template: resources_template:1:6: function "now" is not available: it depends on the current time`},
+			"resources_template", `resources_template: template: resources_template:1:6: function "now" is not available: it depends on the current time`},
 		{"function flux-operator does not have", Spec{ResourcesTemplate: "x: << semverCompare \"1\" \"1\" >>"},
-			`function "semverCompare" not defined`},
+			"resources_template", `function "semverCompare" not defined`},
 		{"invalid YAML", Spec{ResourcesTemplate: "apiVersion: v1\nkind: [\n"},
-			"resources_template: rendered YAML is invalid"},
+			"resources_template", "resources_template: rendered YAML is invalid"},
 		{"object without a name", Spec{Resources: []map[string]any{{"apiVersion": "v1", "kind": "ConfigMap"}}},
-			"resources[0]: rendered object ConfigMap/<no name> has no metadata.name"},
+			"resources[0]", "resources[0]: rendered object ConfigMap/<no name> has no metadata.name"},
 		{"object without kind", Spec{ResourcesTemplate: "apiVersion: v1\nmetadata:\n  name: a\n"},
-			"resources_template: rendered object <no kind>/a has no kind"},
+			"resources_template", "resources_template: rendered object <no kind>/a has no kind"},
 		{"two objects from one resource", Spec{Resources: []map[string]any{{"apiVersion": "v1", "kind": "List", "items": []any{}, "metadata": map[string]any{"name": "l"}}}},
-			""},
+			"", ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -175,9 +177,11 @@ func TestRender_errorsNameTheSource(t *testing.T) {
 			if tc.want == "" {
 				return // only must not panic
 			}
-			var re *RenderError
-			if err == nil || !errors.As(err, &re) || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("error = %v, want a RenderError containing %q", err, tc.want)
+			if err == nil || fielderr.PathOf(err) != tc.path || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error = %v (on %q), want one on %s containing %q", err, fielderr.PathOf(err), tc.path, tc.want)
+			}
+			if !strings.HasPrefix(err.Error(), "resourceset ns/s: "+tc.path+": ") {
+				t.Fatalf("error = %v, want it to name the set, then %s", err, tc.path)
 			}
 		})
 	}

@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
 )
 
@@ -28,53 +29,39 @@ type Step struct {
 	ResourcesTemplate string
 }
 
-// StepError is a failure of one step: of its configuration, its render, its
-// apply or its health check. Its text is flux-operator's:
-// `step "db-migration" health check failed: ...`.
-type StepError struct {
-	// Index is the position in Spec.Steps, or -1 for the steps as a whole
-	// (too many, or set together with resources).
-	Index int
-	Name  string
-	// Field is the attribute of the step the error is about ("name",
-	// "resources", ...), or "" for the step.
-	Field string
-	// Action is what failed ("apply failed", "health check failed"), or ""
-	// for the configuration and the render.
-	Action string
-	Err    error
-}
-
-func (e *StepError) Error() string {
-	switch {
-	case e.Index < 0:
-		return "steps: " + e.Err.Error()
-	case e.Action != "":
-		return fmt.Sprintf("step %q %s: %v", e.Name, e.Action, e.Err)
+// StepFieldError is err about the attribute field of the step at position
+// index named name, or about the step itself when field is "":
+// `steps[1].name: step "db": ...`. The errors of a step are *fielderr.Error
+// so, on the step or on its attribute (`steps[1].resources[0]`), with
+// flux-operator's messages (`step "db-migration" health check failed: ...`);
+// those of the steps as a whole (too many, or set together with resources)
+// are on `steps`.
+func StepFieldError(index int, name, field string, err error) error {
+	path := fielderr.Index("steps", index)
+	if field != "" {
+		path += "." + field
 	}
-	return fmt.Sprintf("step %q: %v", e.Name, e.Err)
+	return &fielderr.Error{Path: path, Err: fmt.Errorf("step %q: %w", name, err)}
 }
-
-func (e *StepError) Unwrap() error { return e.Err }
 
 var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 
 // ValidateSteps checks steps as flux-operator's API does: at most MaxSteps,
 // not together with the set's resources (withResources), each named with a
 // DNS label no other step has and rendering resources, resources_template or
-// both. The errors are *StepError, joined.
+// both. The errors are *fielderr.Error, joined.
 func ValidateSteps(steps []Step, withResources bool) error {
 	var errs []error
 	if len(steps) > MaxSteps {
-		errs = append(errs, &StepError{Index: -1, Err: fmt.Errorf("%d steps, at most %d are allowed", len(steps), MaxSteps)})
+		errs = append(errs, fielderr.Errorf("steps", "%d steps, at most %d are allowed", len(steps), MaxSteps))
 	}
 	if len(steps) > 0 && withResources {
-		errs = append(errs, &StepError{Index: -1, Err: errors.New("steps are mutually exclusive with resources and resources_template")})
+		errs = append(errs, fielderr.Errorf("steps", "steps are mutually exclusive with resources and resources_template"))
 	}
 	first := map[string]int{}
 	for i, st := range steps {
 		bad := func(field, format string, args ...any) {
-			errs = append(errs, &StepError{Index: i, Name: st.Name, Field: field, Err: fmt.Errorf(format, args...)})
+			errs = append(errs, StepFieldError(i, st.Name, field, fmt.Errorf(format, args...)))
 		}
 		switch j, seen := first[st.Name]; {
 		case len(st.Name) > 63 || !dnsLabel.MatchString(st.Name):
@@ -140,17 +127,23 @@ func (s *Spec) forPart(p part) *Spec {
 	return &c
 }
 
-// wrap names p in err, unless p is the anonymous part: a set without steps
-// says what it always said.
+// wrap names p in err, of the action that failed ("" for the render), unless
+// p is the anonymous part: a set without steps says what it always said. A
+// step's error is on the step (`steps[1]`), or on the attribute of the step
+// err is about (`steps[1].resources_template`).
 func (p part) wrap(action string, err error) error {
 	if err == nil || p.index < 0 {
 		return err
 	}
-	return &StepError{Index: p.index, Name: p.name, Action: action, Err: err}
+	what := fmt.Sprintf("step %q", p.name)
+	if action != "" {
+		what += " " + action
+	}
+	return fielderr.Under(fielderr.Index("steps", p.index), fmt.Errorf("%s: %w", what, err))
 }
 
-// failed is err of an action of p: a *StepError for a step, and for the
-// anonymous part err after legacy, as a set without steps always said it.
+// failed is err of an action of p: wrapped for a step, and for the anonymous
+// part err after legacy, as a set without steps always said it.
 func (p part) failed(action, legacy string, err error) error {
 	if p.index < 0 {
 		return fmt.Errorf("%s: %w", legacy, err)

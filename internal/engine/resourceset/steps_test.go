@@ -1,16 +1,17 @@
 package resourceset
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
 )
 
-// stepErrs returns the *StepErrors of a joined error as "index/field" lines.
+// stepErrs returns the attributes the errors of a joined error are about,
+// space-separated.
 func stepErrs(t *testing.T, err error) string {
 	t.Helper()
 	if err == nil {
@@ -22,11 +23,11 @@ func stepErrs(t *testing.T, err error) string {
 	}
 	var out []string
 	for _, e := range errs {
-		var se *StepError
-		if !errors.As(e, &se) {
-			t.Fatalf("not a *StepError: %v", e)
+		p := fielderr.PathOf(e)
+		if p == "" {
+			t.Fatalf("not about an attribute: %v", e)
 		}
-		out = append(out, fmt.Sprintf("%d/%s", se.Index, se.Field))
+		out = append(out, p)
 	}
 	return strings.Join(out, " ")
 }
@@ -46,13 +47,13 @@ func TestValidateSteps(t *testing.T) {
 		{"none", nil, true, ""},
 		{"two", []Step{{Name: "db", Resources: cm}, {Name: "app", ResourcesTemplate: "x"}}, false, ""},
 		{"max", many[:MaxSteps], false, ""},
-		{"too many", many, false, "-1/"},
-		{"with resources", []Step{{Name: "db", Resources: cm}}, true, "-1/"},
-		{"duplicate name", []Step{{Name: "db", Resources: cm}, {Name: "db", Resources: cm}}, false, "1/name"},
-		{"bad name", []Step{{Name: "DB_1", Resources: cm}}, false, "0/name"},
-		{"no name", []Step{{Resources: cm}}, false, "0/name"},
-		{"empty", []Step{{Name: "db"}}, false, "0/"},
-		{"negative timeout", []Step{{Name: "db", Resources: cm, Timeout: -time.Second}}, false, "0/timeout"},
+		{"too many", many, false, "steps"},
+		{"with resources", []Step{{Name: "db", Resources: cm}}, true, "steps"},
+		{"duplicate name", []Step{{Name: "db", Resources: cm}, {Name: "db", Resources: cm}}, false, "steps[1].name"},
+		{"bad name", []Step{{Name: "DB_1", Resources: cm}}, false, "steps[0].name"},
+		{"no name", []Step{{Resources: cm}}, false, "steps[0].name"},
+		{"empty", []Step{{Name: "db"}}, false, "steps[0]"},
+		{"negative timeout", []Step{{Name: "db", Resources: cm, Timeout: -time.Second}}, false, "steps[0].timeout"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := stepErrs(t, ValidateSteps(tc.steps, tc.withResources)); got != tc.want {
@@ -61,7 +62,7 @@ func TestValidateSteps(t *testing.T) {
 		})
 	}
 	err := ValidateSteps([]Step{{Name: "db", Resources: cm}, {Name: "db", Resources: cm}}, false)
-	if want := `step "db": name "db" is also the name of steps[0]`; !strings.Contains(err.Error(), want) {
+	if want := `steps[1].name: step "db": name "db" is also the name of steps[0]: step names must be unique`; err.Error() != want {
 		t.Fatalf("error %q, want %q", err, want)
 	}
 }
@@ -96,15 +97,15 @@ func TestEngine_stepsPlan(t *testing.T) {
 	// one names the set's namespace and the other leaves it to the default.
 	spec.Steps[1].ResourcesTemplate = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: << inputs.app >>-one, namespace: default}\n"
 	_, err = e.Plan(ctx, spec, nil)
-	var se *StepError
-	if !errors.As(err, &se) || se.Index != 1 || !strings.Contains(err.Error(), `step "second": ConfigMap/default/a-one is also defined in step "first" (steps[0])`) {
+	if fielderr.PathOf(err) != "steps[1]" ||
+		!strings.HasPrefix(err.Error(), `resourceset default/steps: steps[1]: step "second": ConfigMap/default/a-one is also defined in step "first" (steps[0]): a resource can be defined in only one step`+"\n") {
 		t.Fatalf("want the duplicate refused in steps[1], got %v", err)
 	}
 	// A render error names its step and attribute.
 	spec.Steps[1].ResourcesTemplate = "<< inputs.missing >>"
 	_, err = e.Plan(ctx, spec, nil)
-	var re *RenderError
-	if !errors.As(err, &se) || se.Index != 1 || !errors.As(err, &re) || re.Attribute != "resources_template" {
+	if fielderr.PathOf(err) != "steps[1].resources_template" ||
+		!strings.HasPrefix(err.Error(), `resourceset default/steps: steps[1].resources_template: step "second": resources_template: with inputs[0]: template: `) {
 		t.Fatalf("want a render error in steps[1].resources_template, got %v", err)
 	}
 }
@@ -140,9 +141,11 @@ func TestEngine_stepsApply(t *testing.T) {
 	}
 
 	res, err := e.Apply(ctx, spec("migrate-v1", true), nil, nil)
-	var se *StepError
-	if !errors.As(err, &se) || se.Index != 0 || !strings.HasPrefix(err.Error(), `step "db-migration" health check failed: `) {
+	if fielderr.PathOf(err) != "steps[0]" || !strings.HasPrefix(err.Error(), "resourceset "+ns+`/migrate: steps[0]: step "db-migration" health check failed: `) {
 		t.Fatalf("want step 1's health check to fail, got %v", err)
+	}
+	if msg := res.Conditions[0].Message; !strings.HasPrefix(msg, `steps[0]: step "db-migration" health check failed: `) {
+		t.Fatalf("Ready condition %q, want the step's failure, without the set's name", msg)
 	}
 	if res.Conditions[0].Reason != ReasonHealthCheckFailed || entryIDs(res.Inventory) != ns+"_migrate-v1_batch_Job" {
 		t.Fatalf("conditions %+v, inventory %s", res.Conditions, entryIDs(res.Inventory))
