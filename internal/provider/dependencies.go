@@ -1,14 +1,11 @@
 package provider
 
 import (
-	"errors"
-
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
-	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
 )
 
@@ -76,22 +73,6 @@ func dependenciesFrom(list []dependencyModel) (deps []kube.Dependency, known boo
 // that does not compile. Blocks with unknown values are left to the plan.
 func validateDependencies(diags *diag.Diagnostics, list []dependencyModel) {
 	if deps, known := dependenciesFrom(list); known {
-		addDependencyDiagnostics(diags, "Invalid dependency", "", kube.ValidateDependencies(deps))
-	}
-}
-
-// addDependencyDiagnostics adds one diagnostic per error joined in err, on
-// the dependency's attribute it names (on `dependencies` when it names none);
-// prefix names the resource (`resourceset default/apps: `).
-func addDependencyDiagnostics(diags *diag.Diagnostics, summary, prefix string, err error) {
-	if err == nil {
-		return
-	}
-	for _, e := range joined(err) {
-		var fe *fielderr.Error
-		if !errors.As(e, &fe) {
-			fe = &fielderr.Error{Path: "dependencies", Err: e}
-		}
-		diags.AddAttributeError(attributePath(fe.Path), summary, prefix+e.Error())
+		addError(diags, "Invalid dependency", kube.ValidateDependencies(deps))
 	}
 }

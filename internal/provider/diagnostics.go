@@ -30,6 +30,16 @@ func addError(diags *diag.Diagnostics, summary string, err error) {
 	}
 }
 
+// addWarning adds a warning about the attribute at p (fielderr's syntax; ""
+// for the resource) with err's text, which names the resource.
+func addWarning(diags *diag.Diagnostics, summary, p string, err error) {
+	if p == "" {
+		diags.AddWarning(summary, err.Error())
+		return
+	}
+	diags.AddAttributeWarning(attributePath(p), summary, err.Error())
+}
+
 // joined is the errors err joins (errors.Join), each named by the resource
 // err names; err alone when it joins none.
 func joined(err error) []error {

@@ -194,7 +194,7 @@ func TestResourceSetValidateConfig_attributePaths(t *testing.T) {
 			`steps[1].resources: resourceset ns/s: steps[1].resources: step "app": resources must be a list of objects, got a string`,
 		}},
 		{"not a list", func(m *resourceSetModel) { m.Steps = dynamicOf(t, "db") }, []string{
-			`steps: resourceset ns/s: steps: steps must be a list of objects, got a string`,
+			`steps: resourceset ns/s: steps: must be a list of objects, got a string`,
 		}},
 		{"steps refused", func(m *resourceSetModel) {
 			m.ResourcesTemplate = types.StringValue("x")

@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
 )
 
 // errUnknownValue marks a value that is not known yet (plan time).
@@ -90,7 +91,8 @@ func goSlice(l []attr.Value) ([]any, error) {
 }
 
 // goObjects converts a dynamic attribute that must hold a list of objects.
-// what names the attribute in errors.
+// what names the attribute: its errors are *fielderr.Error on it or on its
+// element.
 func goObjects(v attr.Value, what string) ([]map[string]any, error) {
 	g, err := goValue(v)
 	if err != nil || g == nil {
@@ -98,13 +100,13 @@ func goObjects(v attr.Value, what string) ([]map[string]any, error) {
 	}
 	list, ok := g.([]any)
 	if !ok {
-		return nil, fmt.Errorf("%s must be a list of objects, got %s", what, typeName(g))
+		return nil, fielderr.Errorf(what, "must be a list of objects, got %s", typeName(g))
 	}
 	out := make([]map[string]any, 0, len(list))
 	for i, it := range list {
 		m, ok := it.(map[string]any)
 		if !ok {
-			return nil, fmt.Errorf("%s[%d] must be an object, got %s", what, i, typeName(it))
+			return nil, fielderr.Errorf(fielderr.Index(what, i), "must be an object, got %s", typeName(it))
 		}
 		out = append(out, m)
 	}

@@ -85,15 +85,15 @@ func (r *resourceSetResource) ValidateConfig(ctx context.Context, req resource.V
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	id := m.Namespace.ValueString() + "/" + m.Name.ValueString()
 	if _, err := goObjects(m.Inputs, "inputs"); err != nil && !errors.Is(err, errUnknownValue) {
-		resp.Diagnostics.AddAttributeError(path.Root("inputs"), "Invalid inputs", err.Error())
+		addError(&resp.Diagnostics, "Invalid inputs", fielderr.Object(resourceset.Kind, id, err))
 	}
 	if _, err := goObjects(m.Resources, "resources"); err != nil && !errors.Is(err, errUnknownValue) {
-		resp.Diagnostics.AddAttributeError(path.Root("resources"), "Invalid resources", err.Error())
+		addError(&resp.Diagnostics, "Invalid resources", fielderr.Object(resourceset.Kind, id, err))
 	}
 	steps, err := stepsFrom(m.Steps)
 	stepsKnown := !errors.Is(err, errUnknownValue)
-	id := m.Namespace.ValueString() + "/" + m.Name.ValueString()
 	switch {
 	case err != nil && stepsKnown:
 		addError(&resp.Diagnostics, "Invalid steps", fielderr.Object(resourceset.Kind, id, err))
@@ -103,7 +103,8 @@ func (r *resourceSetResource) ValidateConfig(ctx context.Context, req resource.V
 	}
 	noSteps := m.Steps.IsNull() || (stepsKnown && err == nil && len(steps) == 0)
 	if m.Resources.IsNull() && m.ResourcesTemplate.IsNull() && noSteps {
-		resp.Diagnostics.AddAttributeError(path.Root("resources"), "Nothing to apply", "set resources, resources_template or both, or steps")
+		addError(&resp.Diagnostics, "Nothing to apply", fielderr.Object(resourceset.Kind, id,
+			fielderr.Errorf("resources", "set resources, resources_template or both, or steps")))
 	}
 	validateDependencies(&resp.Diagnostics, m.Dependencies)
 	if refs, strategy, known, diags := inputsFromFrom(ctx, m.InputsFrom, m.InputStrategy); known && !diags.HasError() {
@@ -203,13 +204,13 @@ func specFrom(ctx context.Context, m *resourceSetModel) (spec *resourceset.Spec,
 		if errors.Is(err, errUnknownValue) {
 			return nil, false, nil
 		}
-		diags.AddAttributeError(path.Root("inputs"), "Invalid inputs", err.Error())
+		addError(&diags, "Invalid inputs", fielderr.Object(resourceset.Kind, spec.Namespace+"/"+spec.Name, err))
 	}
 	if spec.Resources, err = goObjects(m.Resources, "resources"); err != nil {
 		if errors.Is(err, errUnknownValue) {
 			return nil, false, nil
 		}
-		diags.AddAttributeError(path.Root("resources"), "Invalid resources", err.Error())
+		addError(&diags, "Invalid resources", fielderr.Object(resourceset.Kind, spec.Namespace+"/"+spec.Name, err))
 	}
 	if spec.Steps, err = stepsFrom(m.Steps); err != nil {
 		if errors.Is(err, errUnknownValue) {
@@ -241,27 +242,6 @@ func specFrom(ctx context.Context, m *resourceSetModel) (spec *resourceset.Spec,
 	}
 	spec.InputsFrom, spec.InputStrategy = refs, strategy
 	return spec, true, diags
-}
-
-// specPath is the path of a place in the configuration: the step at index
-// step (-1: the set), its attribute (or the set's; "" for the step itself),
-// and the index in that attribute (-1: none). ok is false for the set itself.
-func specPath(step int, attribute string, index int) (p path.Path, ok bool) {
-	switch {
-	case step >= 0:
-		p = path.Root("steps").AtListIndex(step)
-		if attribute != "" {
-			p = p.AtName(attribute)
-		}
-	case attribute != "":
-		p = path.Root(attribute)
-	default:
-		return p, false
-	}
-	if attribute != "" && index >= 0 {
-		p = p.AtListIndex(index)
-	}
-	return p, true
 }
 
 func (r *resourceSetResource) engine() *resourceset.Engine { return resourceset.New(r.data.kube) }
@@ -323,13 +303,7 @@ func (r *resourceSetResource) ModifyPlan(ctx context.Context, req resource.Modif
 		return
 	}
 	for _, w := range res.Warnings {
-		detail := fmt.Sprintf("resourceset %s: %s", plan.ID.ValueString(), w.Message)
-		p, ok := specPath(w.Step, w.Attribute, w.Index)
-		if !ok {
-			resp.Diagnostics.AddWarning(w.Summary, detail)
-			continue
-		}
-		resp.Diagnostics.AddAttributeWarning(p, w.Summary, detail)
+		addWarning(&resp.Diagnostics, w.Summary, w.Path, fielderr.Object(resourceset.Kind, plan.ID.ValueString(), errors.New(w.Message)))
 	}
 	plan.Inventory = plannedInventoryValue(res.Inventory, res.Undecided, res.Steps)
 	plan.Manifests = types.StringValue(res.Manifests)

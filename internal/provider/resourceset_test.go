@@ -267,7 +267,7 @@ resource "stevedore_resourceset" "bad" {
 			},
 			{
 				Config:      cfg(`inputs = ["not-an-object"]` + "\n" + `resources_template = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n"`),
-				ExpectError: wrapped(`inputs\[0\] must be an object, got a string`),
+				ExpectError: wrapped(`resourceset default/[a-z0-9-]+: inputs\[0\]: must be an object, got a string`),
 			},
 		},
 	})

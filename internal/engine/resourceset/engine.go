@@ -54,16 +54,13 @@ type Result struct {
 	InSync kube.Fingerprints
 }
 
-// Warning is something a plan says about the rendered objects. Step (the
-// position in Spec.Steps, -1 for none), Attribute ("resources",
-// "resources_template", or "" for the set or the step) and Index (-1 for
-// none) locate it in the configuration.
+// Warning is something a plan says about the rendered objects. Path is the
+// attribute it is about, in fielderr's syntax (`resources[2]`,
+// `steps[1].resources[0]`, `steps[1]`), "" for the set as a whole.
 type Warning struct {
-	Step      int
-	Attribute string
-	Index     int
-	Summary   string
-	Message   string
+	Path    string
+	Summary string
+	Message string
 }
 
 func (e *Engine) factory(spec *Spec) (*kube.Factory, error) {
@@ -155,8 +152,14 @@ func (s *Spec) objectsAttribute() string {
 
 // inStep locates warnings in the step at index (-1: none).
 func inStep(warnings []Warning, index int) []Warning {
-	for i := range warnings {
-		warnings[i].Step = index
+	if index < 0 {
+		return warnings
+	}
+	for i, w := range warnings {
+		warnings[i].Path = fielderr.Index("steps", index)
+		if w.Path != "" {
+			warnings[i].Path += "." + w.Path
+		}
 	}
 	return warnings
 }

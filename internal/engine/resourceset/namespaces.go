@@ -73,7 +73,7 @@ func defaultNamespaces(objs []*unstructured.Unstructured, s *scopes, namespace s
 				o.GetKind(), o.GetName(), o.GetNamespace(), o.GetKind())
 			if !said[msg] {
 				said[msg] = true
-				warnings = append(warnings, Warning{Index: -1, Summary: "Namespace of a cluster-scoped object ignored", Message: msg})
+				warnings = append(warnings, Warning{Summary: "Namespace of a cluster-scoped object ignored", Message: msg})
 			}
 			o.SetNamespace("")
 		}
@@ -105,7 +105,7 @@ func duplicates(objs []*unstructured.Unstructured) []Warning {
 	}
 	var warnings []Warning
 	for _, key := range order {
-		warnings = append(warnings, Warning{Index: -1, Summary: "Object rendered more than once",
+		warnings = append(warnings, Warning{Summary: "Object rendered more than once",
 			Message: fmt.Sprintf("%s is rendered %d more time(s) with different content: the first one rendered is applied "+
 				"(resources before resources_template, input by input), as flux-operator does, and the others are dropped",
 				describe(first[key]), differ[key])})

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
 )
 
 // A string of `resources` that is all template output ("<< inputs.version >>")
@@ -159,7 +161,7 @@ func retypedWarnings(spec *Spec, results [][]rendered, inputs []map[string]any, 
 				more = fmt.Sprintf(" (and with %d more inputs)", count-1)
 			}
 			p := attributePath(s.path)
-			out = append(out, Warning{Attribute: "resources", Index: i, Summary: "Template output is not a string", Message: fmt.Sprintf(
+			out = append(out, Warning{Path: fielderr.Index("resources", i), Summary: "Template output is not a string", Message: fmt.Sprintf(
 				"resources[%d]%s: %q renders to %s%s, not a string: a template's output is read as YAML, as flux-operator reads it "+
 					"(1.10 becomes the number 1.1, 007 becomes 7, NO becomes false). To keep it a string, %s",
 				i, p, s.src, first, more, quoteAdvice(s.src))})

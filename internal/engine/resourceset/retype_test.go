@@ -47,8 +47,8 @@ func TestRender_templateOnlyStringRetypedWarns(t *testing.T) {
 		t.Fatalf("warnings = %+v, want data.version and the annotation", warnings)
 	}
 	for _, w := range warnings {
-		if w.Attribute != "resources" || w.Index != 0 || w.Summary != "Template output is not a string" {
-			t.Errorf("warning located at %s[%d] (%s), want resources[0]: %s", w.Attribute, w.Index, w.Summary, w.Message)
+		if w.Path != "resources[0]" || w.Summary != "Template output is not a string" {
+			t.Errorf("warning located at %q (%s), want resources[0]: %s", w.Path, w.Summary, w.Message)
 		}
 	}
 	want := [][]string{
