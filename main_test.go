@@ -28,7 +28,7 @@ func running(pid int) bool {
 
 // After the CLI is killed (kill -9: it cannot stop its plugins), the
 // provider it started exits by itself within seconds instead of running on.
-func TestProviderExitsWhenTheCLIDies(t *testing.T) {
+func TestProvider_exitsWhenTheCLIDies(t *testing.T) {
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
 		t.Skip("needs /proc to tell a zombie from a running process")
 	}

@@ -52,7 +52,7 @@ func diagPaths(diags diag.Diagnostics) []string {
 // A bad definition is a diagnostic on the attribute at fault, for both
 // resources (validation and the engine's errors at plan and apply); a block
 // with unknown values is left to the plan.
-func TestDependencyDiagnostics(t *testing.T) {
+func TestDependencies_diagnosticsNameTheAttribute(t *testing.T) {
 	var diags diag.Diagnostics
 	validateDependencies(&diags, []dependencyModel{
 		dependencyBlock("v1", "Secret", "ok", true, "type == 'kubernetes.io/tls'"),

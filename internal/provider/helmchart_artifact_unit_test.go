@@ -14,7 +14,7 @@ import (
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/chart"
 )
 
-func TestRegistryForLongestPrefix(t *testing.T) {
+func TestRegistryFor_longestPrefixWins(t *testing.T) {
 	list := []registryCredential{
 		{URL: "oci://ghcr.io", Username: "org"},
 		{URL: "oci://ghcr.io/team/", Username: "team"},
@@ -141,9 +141,9 @@ func TestHelmChartArtifact_validatePaths(t *testing.T) {
 	}
 }
 
-// TestEngineDiagNamesTheListElement: an engine error about one values file
+// TestEngineDiag_namesTheListElement: an engine error about one values file
 // is a diagnostic on that element, values_files[1].
-func TestEngineDiagNamesTheListElement(t *testing.T) {
+func TestEngineDiag_namesTheListElement(t *testing.T) {
 	err := (&chart.Spec{SourceRoot: "/src", SourcePath: "charts/app", ValuesFiles: []string{"values.yaml", "../x.yaml"}}).Validate()
 	d := engineDiag("Cannot resolve the chart version", err)
 	wp, ok := d.(diag.DiagnosticWithPath)

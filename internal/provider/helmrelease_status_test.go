@@ -9,10 +9,11 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 )
 
-// TestHelmReleaseUpgradeStateV0: a release's state written by tofu with the
-// version 0 schema (status attributes at the top level) upgrades with them in
-// `status`, values unchanged, and nothing else moved.
-func TestHelmReleaseUpgradeStateV0(t *testing.T) {
+// TestHelmReleaseUpgradeState_fromV0MovesStatusAttributes: a release's state
+// written by tofu with the version 0 schema (status attributes at the top
+// level) upgrades with them in `status`, values unchanged, and nothing else
+// moved.
+func TestHelmReleaseUpgradeState_fromV0MovesStatusAttributes(t *testing.T) {
 	ctx := context.Background()
 	raw, err := os.ReadFile("testdata/helmrelease_state.json")
 	if err != nil {

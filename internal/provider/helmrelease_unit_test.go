@@ -10,7 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 )
 
-func TestAttributePath(t *testing.T) {
+func TestAttributePath_nestedNamesAndListIndices(t *testing.T) {
 	for field, want := range map[string]path.Path{
 		"values":                       path.Root("values"),
 		"values_from[2]":               path.Root("values_from").AtListIndex(2),
@@ -30,7 +30,7 @@ func TestAttributePath(t *testing.T) {
 
 // Values read back from a release become the value HCL gives the same
 // literal, so that an imported release plans no change of values.
-func TestValuesRoundTrip(t *testing.T) {
+func TestTFValue_roundTripsThroughValuesFrom(t *testing.T) {
 	in := map[string]any{
 		"replicaCount": int64(2),
 		"ratio":        0.5,
@@ -52,7 +52,7 @@ func TestValuesRoundTrip(t *testing.T) {
 	}
 }
 
-func TestValuesFromYAMLString(t *testing.T) {
+func TestValuesFrom_yamlStringMustBeAMapping(t *testing.T) {
 	out, err := valuesFrom(types.DynamicValue(types.StringValue("replicaCount: 2\nimage:\n  tag: \"1.0\"\n")))
 	if err != nil {
 		t.Fatal(err)
@@ -79,7 +79,7 @@ func mustJSON(t *testing.T, v any) string {
 
 // The chart block takes exactly one source; each wrong combination is an
 // error on the attribute that is wrong, and an unknown value counts as set.
-func TestValidateReleaseChart(t *testing.T) {
+func TestValidateReleaseChart_exactlyOneSource(t *testing.T) {
 	digest := types.StringValue("sha256:" + strings.Repeat("0", 64))
 	chart := func(f func(c *releaseChartModel)) *releaseChartModel {
 		c := nullReleaseChart()

@@ -314,7 +314,7 @@ resource "stevedore_resourceset" %q {
 
 // State written before inventory entries had `adopted` upgrades with every
 // entry not adopted, and the rest as it was.
-func TestResourceSetUpgradeStateV0(t *testing.T) {
+func TestResourceSetUpgradeState_fromV0EntriesNotAdopted(t *testing.T) {
 	ctx := context.Background()
 	old := `{
   "id": "default/tenants", "name": "tenants", "namespace": "default",

@@ -305,7 +305,7 @@ func TestAccResourceSet_stepsExample(t *testing.T) {
 // State written before inventory entries had `step` (and the set `steps`)
 // reads with null steps, which is what a set without steps plans: no diff,
 // and no inconsistent result after the next apply.
-func TestResourceSetStateWithoutSteps(t *testing.T) {
+func TestResourceSetState_withoutStepsReadsAsPlanned(t *testing.T) {
 	ctx := context.Background()
 	old := `{
   "id": "default/tenants", "name": "tenants", "namespace": "default", "inputs": null, "resources": null,

@@ -10,7 +10,7 @@ type ctxKey struct{}
 // During the RPC the context is the request's: its values, and its
 // cancellation reaching a context derived from it. After the RPC it holds
 // nothing of the request, which is what a retained derived context keeps.
-func TestDuringReleasesTheRequestContext(t *testing.T) {
+func TestDuring_releasesTheRequestContext(t *testing.T) {
 	req, cancel := context.WithCancel(context.WithValue(context.Background(), ctxKey{}, "request"))
 	var kept, derived context.Context
 	var derivedCancel context.CancelFunc

@@ -26,16 +26,16 @@ type statePath struct {
 	steps func(t *testing.T) []resource.TestStep
 }
 
-// TestAccStatePaths is the guard of plan fidelity: every path that writes the
-// state of a resource (create, update, import, read, drift correction,
-// remediation, partial failure), each run under both CLIs. The harness
-// follows every applying step with a plan that must be empty (exit code 0 of
-// `plan -detailed-exitcode`), and the protocol record checks every apply that
-// succeeded against its plan: a value that the plan knew must come back as it
-// was ("Provider produced inconsistent result" otherwise), including on the
-// steps that expect an error. A path that fails leaves its state for the next
-// step, which must converge in one apply.
-func TestAccStatePaths(t *testing.T) {
+// TestAccProvider_statePathsKeepPlanFidelity is the guard of plan fidelity:
+// every path that writes the state of a resource (create, update, import, read,
+// drift correction, remediation, partial failure), each run under both CLIs.
+// The harness follows every applying step with a plan that must be empty (exit
+// code 0 of `plan -detailed-exitcode`), and the protocol record checks every
+// apply that succeeded against its plan: a value that the plan knew must come
+// back as it was ("Provider produced inconsistent result" otherwise), including
+// on the steps that expect an error. A path that fails leaves its state for the
+// next step, which must converge in one apply.
+func TestAccProvider_statePathsKeepPlanFidelity(t *testing.T) {
 	const good, bad = "{}", `{ "stevedore.dev/no-such-node" = "true" }`
 	release := func(t *testing.T, prefix string) (cfg func(body string) string, ns string) {
 		ns = uniqueNamespace(t, prefix)

@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-func TestChartsDir(t *testing.T) {
+func TestChartsDir_absoluteWithEveryChart(t *testing.T) {
 	dir := ChartsDir()
 	if !filepath.IsAbs(dir) {
 		t.Fatalf("ChartsDir() = %q, want an absolute path", dir)
@@ -26,14 +26,14 @@ func TestChartsDir(t *testing.T) {
 	}
 }
 
-func TestPackageChartKeepsVersionWhenEmpty(t *testing.T) {
+func TestPackageChart_keepsVersionWhenEmpty(t *testing.T) {
 	ch := packageAndLoad(t, "podinfo", "")
 	if ch.Metadata.Version != "1.0.0" || ch.Metadata.AppVersion != "6.0.0" {
 		t.Errorf("version %q appVersion %q, want 1.0.0 and 6.0.0", ch.Metadata.Version, ch.Metadata.AppVersion)
 	}
 }
 
-func TestPackageChartOverridesVersion(t *testing.T) {
+func TestPackageChart_overridesVersion(t *testing.T) {
 	for _, version := range []string{"1.1.0", "2.0.0-rc.1", "1.2.0+build.7"} {
 		t.Run(version, func(t *testing.T) {
 			dest := t.TempDir()
@@ -63,21 +63,21 @@ func TestPackageChartOverridesVersion(t *testing.T) {
 	}
 }
 
-func TestPackageChartRejectsInvalidVersion(t *testing.T) {
+func TestPackageChart_rejectsInvalidVersion(t *testing.T) {
 	_, err := PackageChart(filepath.Join(ChartsDir(), "podinfo"), "not-a-version", t.TempDir())
 	if err == nil || !strings.Contains(err.Error(), "podinfo") {
 		t.Fatalf("err = %v, want a validation error naming the chart", err)
 	}
 }
 
-func TestPackageChartMissingSource(t *testing.T) {
+func TestPackageChart_missingSourceIsAnError(t *testing.T) {
 	_, err := PackageChart(filepath.Join(t.TempDir(), "nope"), "", t.TempDir())
 	if err == nil {
 		t.Fatal("want an error for a missing chart directory")
 	}
 }
 
-func TestPackageChartKeepsExtraValuesFiles(t *testing.T) {
+func TestPackageChart_keepsExtraValuesFiles(t *testing.T) {
 	ch := packageAndLoad(t, "podinfo", "")
 	var prod []byte
 	for _, f := range ch.Files {
@@ -90,7 +90,7 @@ func TestPackageChartKeepsExtraValuesFiles(t *testing.T) {
 	}
 }
 
-func TestPackageChartVendorsFileDependency(t *testing.T) {
+func TestPackageChart_vendorsFileDependency(t *testing.T) {
 	ch := packageAndLoad(t, "withdep", "")
 	deps := ch.Dependencies()
 	if len(deps) != 1 || deps[0].Name() != "podinfo" || deps[0].Metadata.Version != "1.0.0" {
@@ -104,7 +104,7 @@ func TestPackageChartVendorsFileDependency(t *testing.T) {
 	}
 }
 
-func TestPackageChartRejectsUnresolvableDependency(t *testing.T) {
+func TestPackageChart_rejectsUnresolvableDependency(t *testing.T) {
 	src := t.TempDir()
 	writeTestFile(t, filepath.Join(src, "Chart.yaml"), `apiVersion: v2
 name: remote
@@ -137,7 +137,7 @@ dependencies:
 // would, so that a broken template shows up here rather than as an
 // install failure in a cluster test.
 
-func TestPodinfoChartRenders(t *testing.T) {
+func TestPodinfoChart_rendersDefaults(t *testing.T) {
 	ch := packageAndLoad(t, "podinfo", "")
 	objs := renderChart(t, ch, nil)
 
@@ -164,7 +164,7 @@ func TestPodinfoChartRenders(t *testing.T) {
 	}
 }
 
-func TestPodinfoChartValues(t *testing.T) {
+func TestPodinfoChart_rendersValues(t *testing.T) {
 	ch := packageAndLoad(t, "podinfo", "")
 	prod, err := chartutil.ReadValuesFile(filepath.Join(ChartsDir(), "podinfo", "values-prod.yaml"))
 	if err != nil {
@@ -192,7 +192,7 @@ func TestPodinfoChartValues(t *testing.T) {
 	}
 }
 
-func TestWithdepChartRenders(t *testing.T) {
+func TestWithdepChart_rendersSubchartWithParentValues(t *testing.T) {
 	ch := packageAndLoad(t, "withdep", "")
 	objs := renderChart(t, ch, nil)
 	if got := lookupField(objs["ConfigMap/rel-withdep"], "data", "message"); got != "from-withdep" {
@@ -206,7 +206,7 @@ func TestWithdepChartRenders(t *testing.T) {
 	}
 }
 
-func TestCRDsChartRenders(t *testing.T) {
+func TestCRDsChart_rendersCRDAndCustomResource(t *testing.T) {
 	ch := packageAndLoad(t, "crds", "")
 	crds := ch.CRDObjects()
 	if len(crds) != 1 {

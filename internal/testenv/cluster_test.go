@@ -19,9 +19,10 @@ func TestMain(m *testing.M) {
 
 const crashEnv = "STEVEDORE_TESTENV_CRASH_REPORT"
 
-// helperCrashingTest is run in a child process by TestCluster_reapedAfterPanic:
-// it starts a cluster, reports where, and panics without stopping it.
-func TestHelperCrashingTest(t *testing.T) {
+// TestCluster_helperPanicsWithClusterRunning is run in a child process by
+// TestCluster_reapedAfterPanic: it starts a cluster, reports where, and panics
+// without stopping it.
+func TestCluster_helperPanicsWithClusterRunning(t *testing.T) {
 	report := os.Getenv(crashEnv)
 	if report == "" {
 		return // only meaningful in the child process
@@ -41,7 +42,7 @@ func TestHelperCrashingTest(t *testing.T) {
 func TestCluster_reapedAfterPanic(t *testing.T) {
 	requireClusterBinaries(t)
 	report := filepath.Join(t.TempDir(), "report")
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperCrashingTest$", "-test.count=1")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCluster_helperPanicsWithClusterRunning$", "-test.count=1")
 	cmd.Env = append(os.Environ(), crashEnv+"="+report)
 	out, err := cmd.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "a test panics with the cluster running") {

@@ -22,7 +22,7 @@ import (
 	"helm.sh/helm/v3/pkg/repo"
 )
 
-func TestHelmRepoPublishAndFetch(t *testing.T) {
+func TestHelmRepo_publishAndFetch(t *testing.T) {
 	r := startHelmRepo(t, HelmRepoOptions{})
 	if !strings.HasPrefix(r.URL(), "http://127.0.0.1:") || r.CAPEM() != nil {
 		t.Fatalf("URL %q CA %q, want plain HTTP on 127.0.0.1 and no CA", r.URL(), r.CAPEM())
@@ -92,7 +92,7 @@ func TestHelmRepoPublishAndFetch(t *testing.T) {
 	}
 }
 
-func TestHelmRepoPublishReplacesVersion(t *testing.T) {
+func TestHelmRepo_publishReplacesVersion(t *testing.T) {
 	r := startHelmRepo(t, HelmRepoOptions{})
 	podinfo := filepath.Join(ChartsDir(), "podinfo")
 	if err := r.PublishDir(podinfo, "1.0.0"); err != nil {
@@ -111,7 +111,7 @@ func TestHelmRepoPublishReplacesVersion(t *testing.T) {
 	}
 }
 
-func TestHelmRepoPublishErrors(t *testing.T) {
+func TestHelmRepo_publishErrorsAddNothing(t *testing.T) {
 	r := startHelmRepo(t, HelmRepoOptions{})
 	missing := filepath.Join(t.TempDir(), "podinfo-1.0.0.tgz")
 	err := r.Publish(missing)
@@ -131,7 +131,7 @@ func TestHelmRepoPublishErrors(t *testing.T) {
 	}
 }
 
-func TestHelmRepoConditionalIndex(t *testing.T) {
+func TestHelmRepo_conditionalIndexRequests(t *testing.T) {
 	r := startHelmRepo(t, HelmRepoOptions{})
 	if err := r.PublishDir(filepath.Join(ChartsDir(), "podinfo"), "1.0.0"); err != nil {
 		t.Fatal(err)
@@ -176,7 +176,7 @@ func TestHelmRepoConditionalIndex(t *testing.T) {
 	}
 }
 
-func TestHelmRepoBasicAuth(t *testing.T) {
+func TestHelmRepo_basicAuth(t *testing.T) {
 	r := startHelmRepo(t, HelmRepoOptions{Username: "user", Password: "s3cret"})
 	if err := r.PublishDir(filepath.Join(ChartsDir(), "podinfo"), ""); err != nil {
 		t.Fatal(err)
@@ -219,7 +219,7 @@ func TestHelmRepoBasicAuth(t *testing.T) {
 	}
 }
 
-func TestHelmRepoTLS(t *testing.T) {
+func TestHelmRepo_tlsTrustedWithItsCA(t *testing.T) {
 	r := startHelmRepo(t, HelmRepoOptions{TLS: true})
 	if err := r.PublishDir(filepath.Join(ChartsDir(), "podinfo"), ""); err != nil {
 		t.Fatal(err)
@@ -254,7 +254,7 @@ func TestHelmRepoTLS(t *testing.T) {
 	}
 }
 
-func TestHelmRepoMutualTLS(t *testing.T) {
+func TestHelmRepo_mutualTLSNeedsItsClientCertificate(t *testing.T) {
 	r := startHelmRepo(t, HelmRepoOptions{ClientCA: true})
 	if !strings.HasPrefix(r.URL(), "https://") {
 		t.Fatalf("ClientCA without TLS: URL %q", r.URL())
@@ -304,14 +304,14 @@ func TestHelmRepoMutualTLS(t *testing.T) {
 	}
 }
 
-func TestHelmRepoClientCertNeedsTLS(t *testing.T) {
+func TestHelmRepo_clientCertNeedsTLS(t *testing.T) {
 	r := startHelmRepo(t, HelmRepoOptions{})
 	if _, _, err := r.ClientCertPEM("x"); err == nil {
 		t.Error("ClientCertPEM on a plain HTTP repository succeeded")
 	}
 }
 
-func TestHelmRepoSetFailure(t *testing.T) {
+func TestHelmRepo_setFailureUntilReset(t *testing.T) {
 	r := startHelmRepo(t, HelmRepoOptions{Username: "user", Password: "pass"})
 	r.SetFailure(http.StatusServiceUnavailable)
 	for _, path := range []string{"/index.yaml", "/charts/podinfo-1.0.0.tgz", "/"} {
@@ -338,7 +338,7 @@ func TestHelmRepoSetFailure(t *testing.T) {
 	}
 }
 
-func TestHelmRepoSetFailureRejectsNonStatus(t *testing.T) {
+func TestHelmRepo_setFailureRejectsNonStatus(t *testing.T) {
 	r := startHelmRepo(t, HelmRepoOptions{})
 	defer func() {
 		if recover() == nil {
@@ -348,7 +348,7 @@ func TestHelmRepoSetFailureRejectsNonStatus(t *testing.T) {
 	r.SetFailure(42)
 }
 
-func TestHelmRepoRejectsWrites(t *testing.T) {
+func TestHelmRepo_rejectsWrites(t *testing.T) {
 	r := startHelmRepo(t, HelmRepoOptions{})
 	resp, err := http.Post(r.URL()+"/index.yaml", "application/x-yaml", strings.NewReader("{}"))
 	if err != nil {
@@ -359,7 +359,7 @@ func TestHelmRepoRejectsWrites(t *testing.T) {
 	}
 }
 
-func TestHelmRepoCountersConcurrent(t *testing.T) {
+func TestHelmRepo_countsConcurrentRequests(t *testing.T) {
 	r := startHelmRepo(t, HelmRepoOptions{})
 	const n = 32
 	var wg sync.WaitGroup
@@ -387,7 +387,7 @@ func TestHelmRepoCountersConcurrent(t *testing.T) {
 	}
 }
 
-func TestHelmRepoClose(t *testing.T) {
+func TestHelmRepo_closeIdempotentAndStopsServing(t *testing.T) {
 	r, err := StartHelmRepo(HelmRepoOptions{TLS: true})
 	if err != nil {
 		t.Fatal(err)

@@ -17,7 +17,7 @@ import (
 	"helm.sh/helm/v3/pkg/repo"
 )
 
-func TestOCIRegistryPushPull(t *testing.T) {
+func TestOCIRegistry_pushThenPullByTagAndDigest(t *testing.T) {
 	r := startOCIRegistry(t, OCIRegistryOptions{})
 	if want := "oci://" + r.Host(); r.URL() != want || !strings.HasPrefix(r.Host(), "127.0.0.1:") {
 		t.Fatalf("Host %q URL %q", r.Host(), r.URL())
@@ -64,7 +64,7 @@ func TestOCIRegistryPushPull(t *testing.T) {
 	}
 }
 
-func TestOCIRegistryTagsFollowHelm(t *testing.T) {
+func TestOCIRegistry_tagsFollowHelm(t *testing.T) {
 	r := startOCIRegistry(t, OCIRegistryOptions{})
 	dest := t.TempDir()
 	var refs []string
@@ -93,7 +93,7 @@ func TestOCIRegistryTagsFollowHelm(t *testing.T) {
 	}
 }
 
-func TestOCIRegistryAuth(t *testing.T) {
+func TestOCIRegistry_basicAuth(t *testing.T) {
 	r := startOCIRegistry(t, OCIRegistryOptions{Username: "user", Password: "s3cret"})
 	tgz, err := PackageChart(filepath.Join(ChartsDir(), "crds"), "", t.TempDir())
 	if err != nil {
@@ -145,7 +145,7 @@ func TestOCIRegistryAuth(t *testing.T) {
 	}
 }
 
-func TestOCIRegistryPushErrors(t *testing.T) {
+func TestOCIRegistry_pushRejectsBadInput(t *testing.T) {
 	r := startOCIRegistry(t, OCIRegistryOptions{})
 	if _, _, err := r.PushChart(filepath.Join(t.TempDir(), "podinfo-1.0.0.tgz"), "charts"); err == nil ||
 		!strings.HasPrefix(err.Error(), "oci registry: push podinfo-1.0.0.tgz: ") {
@@ -160,7 +160,7 @@ func TestOCIRegistryPushErrors(t *testing.T) {
 	}
 }
 
-func TestOCIRegistriesAreIndependent(t *testing.T) {
+func TestOCIRegistry_instancesAreIndependent(t *testing.T) {
 	a := startOCIRegistry(t, OCIRegistryOptions{})
 	b := startOCIRegistry(t, OCIRegistryOptions{})
 	tgz, err := PackageChart(filepath.Join(ChartsDir(), "podinfo"), "", t.TempDir())
@@ -175,10 +175,11 @@ func TestOCIRegistriesAreIndependent(t *testing.T) {
 	}
 }
 
-// TestHelmRepoAndOCIRegistryCloseCleanly starts every kind of server, uses it and closes it,
-// then checks that their goroutines and temporary files are gone. It must not
-// run in parallel with other tests, which would start goroutines of their own.
-func TestHelmRepoAndOCIRegistryCloseCleanly(t *testing.T) {
+// TestClose_everyServerLeavesNoGoroutinesOrFiles starts every kind of server,
+// uses it and closes it, then checks that their goroutines and temporary files
+// are gone. It must not run in parallel with other tests, which would start
+// goroutines of their own.
+func TestClose_everyServerLeavesNoGoroutinesOrFiles(t *testing.T) {
 	before := runtime.NumGoroutine()
 
 	helmRepo, err := StartHelmRepo(HelmRepoOptions{ClientCA: true, Username: "u", Password: "p"})

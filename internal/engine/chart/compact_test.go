@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-func TestCompactIndexRoundTrip(t *testing.T) {
+func TestEncodeIndex_roundTripsThroughDecodeIndex(t *testing.T) {
 	data, err := os.ReadFile(bigIndexPath(t))
 	if err != nil {
 		t.Fatal(err)

@@ -66,7 +66,7 @@ func newEngine(t *testing.T, ttl time.Duration) (*Engine, *clock) {
 	return New(Options{CacheDir: t.TempDir(), IndexTTL: ttl, Now: c.now}), c
 }
 
-func TestResolveHTTPCachesIndexWithinTTL(t *testing.T) {
+func TestResolve_httpIndexCachedWithinTTL(t *testing.T) {
 	repo := startRepo(t, testenv.HelmRepoOptions{}, "1.0.0", "1.1.0", "2.0.0-rc.1")
 	e, clk := newEngine(t, 5*time.Minute)
 	ctx := context.Background()
@@ -155,7 +155,7 @@ func memoReset() {
 	memo.m = map[string]*Index{}
 }
 
-func TestBuildHTTPWithBasicAuthAndTLS(t *testing.T) {
+func TestBuild_httpWithBasicAuthAndTLS(t *testing.T) {
 	repo := startRepo(t, testenv.HelmRepoOptions{Username: "u", Password: "p", TLS: true}, "1.0.0")
 	e, _ := newEngine(t, time.Minute)
 	ctx := context.Background()
@@ -236,7 +236,7 @@ func httpGet(repo *testenv.HelmRepo, path, user, pass string) ([]byte, error) {
 	return io.ReadAll(resp.Body)
 }
 
-func TestBuildValuesFilesDeterministic(t *testing.T) {
+func TestBuild_valuesFilesDeterministic(t *testing.T) {
 	repo := startRepo(t, testenv.HelmRepoOptions{}, "1.0.0")
 	ctx := context.Background()
 	spec := Spec{Repository: repo.URL(), Chart: "podinfo", ValuesFiles: []string{"values.yaml", "values-prod.yaml"}}
@@ -333,7 +333,7 @@ func assertFixedHeaders(t *testing.T, data []byte) {
 	}
 }
 
-func TestBuildLocalWithDependency(t *testing.T) {
+func TestBuild_localWithDependency(t *testing.T) {
 	ctx := context.Background()
 	// A copy outside any git work tree, so the revision is a digest of the
 	// files.
@@ -496,7 +496,7 @@ func tgz(t *testing.T, files map[string]string) []byte {
 	return buf.Bytes()
 }
 
-func TestBuildRejectsBadArchives(t *testing.T) {
+func TestBuild_rejectsBadArchives(t *testing.T) {
 	ctx := context.Background()
 	chartYAML := "apiVersion: v2\nname: evil\nversion: 1.0.0\n"
 	for name, tc := range map[string]struct {
@@ -548,7 +548,7 @@ func mustPackage(t *testing.T, version string) string {
 	return p
 }
 
-func TestOCIResolveBuildVerify(t *testing.T) {
+func TestEngine_ociResolveBuildAndVerify(t *testing.T) {
 	reg, err := testenv.StartOCIRegistry(testenv.OCIRegistryOptions{Username: "u", Password: "p"})
 	if err != nil {
 		t.Fatal(err)
@@ -637,7 +637,7 @@ func TestOCIResolveBuildVerify(t *testing.T) {
 	}
 }
 
-func TestRemoveStaysInCache(t *testing.T) {
+func TestRemove_staysInCache(t *testing.T) {
 	e, _ := newEngine(t, time.Minute)
 	outside := filepath.Join(t.TempDir(), "keep.tgz")
 	mustWrite(t, outside, "x")
@@ -649,7 +649,7 @@ func TestRemoveStaysInCache(t *testing.T) {
 	}
 }
 
-func TestBuildHTTPWithClientCertificate(t *testing.T) {
+func TestBuild_httpWithClientCertificate(t *testing.T) {
 	repo := startRepo(t, testenv.HelmRepoOptions{ClientCA: true}, "1.0.0")
 	certPEM, keyPEM, err := repo.ClientCertPEM("stevedore")
 	if err != nil {
@@ -672,9 +672,9 @@ func TestBuildHTTPWithClientCertificate(t *testing.T) {
 	}
 }
 
-// TestPassCredentials: credentials go to chart URLs on the repository's host
-// only, unless PassCredentials.
-func TestPassCredentials(t *testing.T) {
+// TestBuild_credentialsOnlyToTheRepositoryHost: credentials go to chart URLs on
+// the repository's host only, unless PassCredentials.
+func TestBuild_credentialsOnlyToTheRepositoryHost(t *testing.T) {
 	data, err := os.ReadFile(mustPackage(t, "1.0.0"))
 	if err != nil {
 		t.Fatal(err)
@@ -720,9 +720,9 @@ type atomicString struct {
 func (a *atomicString) set(s string) { a.mu.Lock(); a.s = s; a.mu.Unlock() }
 func (a *atomicString) get() string  { a.mu.Lock(); defer a.mu.Unlock(); return a.s }
 
-// TestOCITagsCachedWithinTTL: the tag list is cached like an index; a
+// TestResolve_ociTagsCachedWithinTTL: the tag list is cached like an index; a
 // version pushed later is seen after the TTL.
-func TestOCITagsCachedWithinTTL(t *testing.T) {
+func TestResolve_ociTagsCachedWithinTTL(t *testing.T) {
 	reg, err := testenv.StartOCIRegistry(testenv.OCIRegistryOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -763,7 +763,7 @@ func TestOCITagsCachedWithinTTL(t *testing.T) {
 	}
 }
 
-func TestVerifyCosignRejectsBadInputBeforeAnyRequest(t *testing.T) {
+func TestVerifyCosign_rejectsBadInputBeforeAnyRequest(t *testing.T) {
 	ctx := context.Background()
 	ref := "127.0.0.1:1/charts/podinfo@sha256:" + strings.Repeat("0", 64)
 	for name, tc := range map[string]struct {
@@ -781,11 +781,11 @@ func TestVerifyCosignRejectsBadInputBeforeAnyRequest(t *testing.T) {
 	}
 }
 
-// TestBuildLocalWithRemoteDependencies: dependencies from a Helm repository
+// TestBuild_localWithRemoteDependencies: dependencies from a Helm repository
 // (with credentials) and an OCI registry are resolved, fetched and packaged
 // into charts/, the lock file pinning versions; a second build uses the
 // cached archives.
-func TestBuildLocalWithRemoteDependencies(t *testing.T) {
+func TestBuild_localWithRemoteDependencies(t *testing.T) {
 	repo := startRepo(t, testenv.HelmRepoOptions{Username: "u", Password: "p"}, "1.0.0", "1.1.0", "2.0.0")
 	reg, err := testenv.StartOCIRegistry(testenv.OCIRegistryOptions{})
 	if err != nil {

@@ -57,9 +57,9 @@ func bigIndexPath(tb testing.TB) string {
 	return p
 }
 
-// TestParseIndexMatchesHelm parses the same indexes with ParseIndex and
+// TestParseIndex_matchesHelm parses the same indexes with ParseIndex and
 // Helm's repo.LoadIndexFile and compares what resolution uses.
-func TestParseIndexMatchesHelm(t *testing.T) {
+func TestParseIndex_matchesHelm(t *testing.T) {
 	small := startRepo(t, testenv.HelmRepoOptions{}, "1.0.0", "1.1.0", "2.0.0-rc.1")
 	smallData, err := httpGet(small, "/index.yaml", "", "")
 	if err != nil {
@@ -159,10 +159,10 @@ func bigRepo(tb testing.TB) (string, *atomic.Int64) {
 	return srv.URL, &n
 }
 
-// TestPlanOf30ArtifactsWarm resolves 30 charts of the big index against a
-// warm cache in a new process (empty memo): no request. The time is
-// BenchmarkResolveWarmDisk's to measure; this logs it only.
-func TestPlanOf30ArtifactsWarm(t *testing.T) {
+// TestResolve_warmPlanOf30ChartsSendsNoRequest resolves 30 charts of the big
+// index against a warm cache in a new process (empty memo): no request. The
+// time is BenchmarkResolveWarmDisk's to measure; this logs it only.
+func TestResolve_warmPlanOf30ChartsSendsNoRequest(t *testing.T) {
 	url, requests := bigRepo(t)
 	cache := t.TempDir()
 	e := New(Options{CacheDir: cache, IndexTTL: 5 * time.Minute})

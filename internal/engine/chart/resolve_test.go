@@ -15,7 +15,7 @@ func entries(versions ...string) []Entry {
 	return out
 }
 
-func TestSelectEntry(t *testing.T) {
+func TestSelectEntry_highestMatchingVersion(t *testing.T) {
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	tests := []struct {
 		name     string
@@ -72,7 +72,7 @@ func TestSelectEntry(t *testing.T) {
 	}
 }
 
-func TestSelectEntryErrorIsNotFound(t *testing.T) {
+func TestSelectEntry_errorIsNotFound(t *testing.T) {
 	_, err := selectEntry("podinfo", entries("1.0.0"), "9.*")
 	if !errors.Is(err, ErrNotFound) {
 		t.Fatalf("%v is not ErrNotFound", err)
@@ -82,7 +82,7 @@ func TestSelectEntryErrorIsNotFound(t *testing.T) {
 	}
 }
 
-func TestSelectTag(t *testing.T) {
+func TestSelectTag_highestMatchingTag(t *testing.T) {
 	tags := []string{"2.0.0-rc.1", "1.1.0+build.2", "1.1.0", "1.0.0"}
 	for ver, want := range map[string]string{
 		"":              "1.1.0+build.2",
@@ -111,7 +111,7 @@ func TestSelectTag(t *testing.T) {
 	}
 }
 
-func TestIsExactVersion(t *testing.T) {
+func TestIsExactVersion_fullSemverOnly(t *testing.T) {
 	for v, want := range map[string]bool{"1.0.0": true, "v1.0.0": true, "1.0.0+abc": true, "1.0.0-rc.1": true, "1.0": false, "1.x": false, "*": false, "": false, ">=1.0.0": false} {
 		if got := isExactVersion(v); got != want {
 			t.Errorf("isExactVersion(%q) = %v, want %v", v, got, want)
@@ -119,7 +119,7 @@ func TestIsExactVersion(t *testing.T) {
 	}
 }
 
-func TestSpecValidate(t *testing.T) {
+func TestSpecValidate_rejectsInvalidCombinations(t *testing.T) {
 	tests := []struct {
 		spec Spec
 		want string
@@ -156,7 +156,7 @@ func TestSpecValidate(t *testing.T) {
 	}
 }
 
-func TestWithMetadata(t *testing.T) {
+func TestWithMetadata_replacesBuildMetadata(t *testing.T) {
 	for _, tt := range []struct{ v, meta, want string }{
 		{"1.0.0", "", "1.0.0"},
 		{"1.0.0", "abcdef012345", "1.0.0+abcdef012345"},

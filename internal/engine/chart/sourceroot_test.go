@@ -51,12 +51,12 @@ func packagedValues(t *testing.T, path string) map[string]any {
 	return nil
 }
 
-// TestBuildLocalSourceRootValuesFiles: with a source root, the chart path and
+// TestBuild_localSourceRootValuesFiles: with a source root, the chart path and
 // the values files are relative to the root, as source-controller resolves
 // them for a chart in a GitRepository: `./charts/app/values.yaml` is the
 // chart's own values and `./env/prod/values.yaml` a file outside the chart
 // directory, merged in order, the last one winning.
-func TestBuildLocalSourceRootValuesFiles(t *testing.T) {
+func TestBuild_localSourceRootValuesFiles(t *testing.T) {
 	ctx := context.Background()
 	root := fluxLayout(t)
 	spec := Spec{
@@ -124,10 +124,10 @@ func TestBuildLocalSourceRootValuesFiles(t *testing.T) {
 	}
 }
 
-// TestBuildLocalWithoutSourceRootUnchanged: without a source root the values
+// TestBuild_localWithoutSourceRootUnchanged: without a source root the values
 // files stay relative to the chart directory, "values.yaml" being the chart's
 // own values, and nothing outside the directory is reachable.
-func TestBuildLocalWithoutSourceRootUnchanged(t *testing.T) {
+func TestBuild_localWithoutSourceRootUnchanged(t *testing.T) {
 	ctx := context.Background()
 	root := fluxLayout(t)
 	dir := filepath.Join(root, "charts", "app")
@@ -148,11 +148,11 @@ func TestBuildLocalWithoutSourceRootUnchanged(t *testing.T) {
 	}
 }
 
-// TestSourceRootRefusesEscapes: paths relative to the source root stay in it,
-// as source-controller's SecureJoin keeps them there: `..` past the root,
-// absolute paths and symbolic links that lead out are errors on the
+// TestResolve_sourceRootRefusesEscapes: paths relative to the source root stay
+// in it, as source-controller's SecureJoin keeps them there: `..` past the
+// root, absolute paths and symbolic links that lead out are errors on the
 // attribute (and list element) that names them.
-func TestSourceRootRefusesEscapes(t *testing.T) {
+func TestResolve_sourceRootRefusesEscapes(t *testing.T) {
 	ctx := context.Background()
 	root := fluxLayout(t)
 	outside := filepath.Join(filepath.Dir(root), "secret.yaml")
@@ -207,11 +207,11 @@ func TestSourceRootRefusesEscapes(t *testing.T) {
 	}
 }
 
-// TestKeylessWithoutIdentityAccepted: keyless verification without
+// TestKeylessIdentities_noIdentityAccepted: keyless verification without
 // match_oidc_identity is accepted, as Flux accepts it: cosign then checks no
 // identity (any certificate Fulcio issued passes); identities given are
 // still checked as regular expressions.
-func TestKeylessWithoutIdentityAccepted(t *testing.T) {
+func TestKeylessIdentities_noIdentityAccepted(t *testing.T) {
 	ids, err := keylessIdentities(nil)
 	if err != nil || len(ids) != 0 {
 		t.Fatalf("no identities: %v %v, want none and no error", ids, err)

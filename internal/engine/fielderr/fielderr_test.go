@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-func TestErrors(t *testing.T) {
+func TestError_textAndPathOfEachConstructor(t *testing.T) {
 	cause := errors.New("must not be empty")
 	for _, tc := range []struct {
 		name      string

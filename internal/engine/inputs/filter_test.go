@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-func TestSelectTags(t *testing.T) {
+func TestSelectTags_sortFilterAndLimit(t *testing.T) {
 	tags := []string{"1.0.0", "v1.2.0", "1.10.0", "latest", "2.0.0-rc.1", "1.2", "v1.0.0", "1.10.0"}
 	for _, tc := range []struct {
 		name string
@@ -27,7 +27,7 @@ func TestSelectTags(t *testing.T) {
 	}
 }
 
-func TestSkip(t *testing.T) {
+func TestSkip_dropsByLabelAndMissingLabel(t *testing.T) {
 	rs := []result{
 		{id: "1", labels: []string{"ready"}},
 		{id: "2", labels: []string{"ready", "pause"}},
@@ -39,7 +39,7 @@ func TestSkip(t *testing.T) {
 	}
 }
 
-func TestGitLabSlug(t *testing.T) {
+func TestGitLabSlug_lowercaseDashedAtMost63(t *testing.T) {
 	for in, want := range map[string]string{
 		"feat/New_UI": "feat-new-ui",
 		"-v1.2.3-":    "v1-2-3",

@@ -80,7 +80,7 @@ func runGitCases(t *testing.T, url string, cases []gitCase, auth Auth) {
 }
 
 // The fake serves two items a page, so every listing paginates.
-func TestFetchGitHub(t *testing.T) {
+func TestFetch_gitHubPaginatesAndAuthenticates(t *testing.T) {
 	gh := inputstest.StartGitHub("org", "app", "s3cret", 2)
 	defer gh.Close()
 	gh.Set(testRequests, testBranches, testTags)
@@ -99,7 +99,7 @@ func TestFetchGitHub(t *testing.T) {
 	})
 }
 
-func TestFetchGitLab(t *testing.T) {
+func TestFetch_gitLabPaginatesAndAuthenticates(t *testing.T) {
 	gl := inputstest.StartGitLab("group/sub/app", "s3cret", 2)
 	defer gl.Close()
 	gl.Set(testRequests, testBranches, testTags)

@@ -13,7 +13,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 )
 
-func TestFetchOCITags(t *testing.T) {
+func TestFetch_ociTagsFilteredWithDigests(t *testing.T) {
 	srv := httptest.NewServer(registry.New())
 	defer srv.Close()
 	host := strings.TrimPrefix(srv.URL, "http://")

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-func TestValidate(t *testing.T) {
+func TestValidate_errorsNameTheField(t *testing.T) {
 	oci := Spec{Type: TypeOCIArtifactTag, URL: "oci://registry.example/app"}
 	gh := Spec{Type: TypeGitHubPullRequest, URL: "https://github.com/o/r"}
 	for _, tc := range []struct {
@@ -57,7 +57,7 @@ func TestValidate(t *testing.T) {
 
 func with(s Spec, f func(*Spec)) Spec { f(&s); return s }
 
-func TestFetchStatic(t *testing.T) {
+func TestFetch_staticUIDAndDefaultValues(t *testing.T) {
 	got, err := Fetch(context.Background(), Spec{Type: TypeStatic, UID: "6.0.4", DefaultValues: map[string]any{"env": "staging", "id": "ignored", "n": int64(1)}})
 	if err != nil {
 		t.Fatal(err)

@@ -207,7 +207,7 @@ spec:
 // Drift is what our own apply would change: edited and deleted objects are
 // drift, fields and labels other managers added are not, Secret values are
 // masked, and ignore rules and the exclusion selector hold.
-func TestDrift(t *testing.T) {
+func TestDrift_isWhatOurApplyWouldChange(t *testing.T) {
 	ctx := testenv.Context(t)
 	m, err := newFactory(t).Manager()
 	if err != nil {

@@ -31,7 +31,7 @@ func fieldsOf(errs []*fielderr.Error) string {
 	return strings.Join(f, ",")
 }
 
-func TestConfigValidate(t *testing.T) {
+func TestConfigValidate_errorsNameTheField(t *testing.T) {
 	dir := t.TempDir()
 	good := filepath.Join(dir, "kubeconfig")
 	if err := os.WriteFile(good, []byte(kubeconfigFixture), 0o600); err != nil {
@@ -75,7 +75,7 @@ func TestConfigValidate(t *testing.T) {
 	}
 }
 
-func TestRESTConfig(t *testing.T) {
+func TestRESTConfig_explicitFieldsOverrideKubeconfig(t *testing.T) {
 	dir := t.TempDir()
 	good := filepath.Join(dir, "kubeconfig")
 	if err := os.WriteFile(good, []byte(kubeconfigFixture), 0o600); err != nil {

@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-func TestValidateDependencies(t *testing.T) {
+func TestValidateDependencies_errorsNameTheField(t *testing.T) {
 	err := ValidateDependencies([]Dependency{
 		{APIVersion: "v1", Kind: "Secret", Name: "a", Ready: true, ReadyExpr: "data.?ready.orValue('') == base64.encode(b'yes')"},
 		{APIVersion: "v1", Kind: "Secret", Name: "b", Ready: true, ReadyExpr: "data.ready =="},

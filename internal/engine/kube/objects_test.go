@@ -17,7 +17,7 @@ func obj(apiVersion, kind, ns, name string) *unstructured.Unstructured {
 
 // IDs are Flux's inventory format, so an inventory we write reads the same as
 // one kustomize-controller or flux-operator writes.
-func TestInventoryIDs(t *testing.T) {
+func TestInventory_idsInFluxFormat(t *testing.T) {
 	inv := Inventory([]*unstructured.Unstructured{
 		obj("apps/v1", "Deployment", "default", "podinfo"),
 		obj("v1", "Namespace", "", "tenant-a"),

@@ -13,7 +13,7 @@ import (
 
 // Lookup tells existing objects from missing ones, and counts a kind the
 // cluster does not serve as missing, not as an error.
-func TestLookup(t *testing.T) {
+func TestLookup_unservedKindIsMissing(t *testing.T) {
 	ctx := testenv.Context(t)
 	f := newFactory(t)
 	m, err := f.Manager()
@@ -39,7 +39,7 @@ func TestLookup(t *testing.T) {
 // Disown removes only the owner labels, with a patch that keeps every field our
 // field manager applied; objects owned by someone else, excluded objects and
 // missing objects are left alone.
-func TestDisown(t *testing.T) {
+func TestDisown_removesOnlyOwnerLabels(t *testing.T) {
 	ctx := testenv.Context(t)
 	f := newFactory(t)
 	m, err := f.Manager()

@@ -189,7 +189,7 @@ func expectChange(t *testing.T, d kube.Drift, path, from, to string) {
 	}
 }
 
-func TestDriftNoneAfterInstall(t *testing.T) {
+func TestDetectDrift_noneAfterInstall(t *testing.T) {
 	t.Parallel()
 	// Post-rendered: origin labels on everything, an annotation patched in
 	// and an image replaced. What Helm stored is what it applied, so none of
@@ -212,7 +212,7 @@ func TestDriftNoneAfterInstall(t *testing.T) {
 	}
 }
 
-func TestDriftDetectsChangedAndMissingObjects(t *testing.T) {
+func TestDetectDrift_changedAndMissingObjects(t *testing.T) {
 	t.Parallel()
 	e := installPodinfo(t, &Spec{})
 	e.scale(t, 5)
@@ -231,7 +231,7 @@ func TestDriftDetectsChangedAndMissingObjects(t *testing.T) {
 	}
 }
 
-func TestDriftIgnoresWhatTheReleaseDoesNotSet(t *testing.T) {
+func TestDetectDrift_ignoresWhatTheReleaseDoesNotSet(t *testing.T) {
 	t.Parallel()
 	e := installPodinfo(t, &Spec{})
 	// Another manager's label, annotation and field: the chart sets none of
@@ -257,7 +257,7 @@ func TestDriftIgnoresWhatTheReleaseDoesNotSet(t *testing.T) {
 	}
 }
 
-func TestDriftIgnoreRules(t *testing.T) {
+func TestDetectDrift_ignoreRules(t *testing.T) {
 	t.Parallel()
 	e := installPodinfo(t, &Spec{})
 	e.scale(t, 5)
@@ -281,7 +281,7 @@ func TestDriftIgnoreRules(t *testing.T) {
 	expectChange(t, drift[0], "/spec/replicas", "5", "2")
 }
 
-func TestDriftDetectionDisabledByMetadata(t *testing.T) {
+func TestDetectDrift_disabledByMetadata(t *testing.T) {
 	t.Parallel()
 	// In the chart (here put there by a post-renderer) ...
 	e := installPodinfo(t, &Spec{PostRenderers: []PostRenderer{kustomizePR(Kustomize{Patches: []KustomizePatch{{
@@ -305,7 +305,7 @@ func TestDriftDetectionDisabledByMetadata(t *testing.T) {
 	}
 }
 
-func TestCorrectDrift(t *testing.T) {
+func TestCorrectDrift_restoresObjectsWithoutAnUpgrade(t *testing.T) {
 	t.Parallel()
 	e := installPodinfo(t, &Spec{})
 	e.scale(t, 5)
@@ -344,7 +344,7 @@ func TestCorrectDrift(t *testing.T) {
 	}
 }
 
-func TestCorrectDriftLeavesIgnoredFields(t *testing.T) {
+func TestCorrectDrift_leavesIgnoredFields(t *testing.T) {
 	t.Parallel()
 	e := installPodinfo(t, &Spec{})
 	e.spec.DriftDetection.Ignore = []jsondiff.IgnoreRule{
@@ -375,7 +375,7 @@ func TestCorrectDriftLeavesIgnoredFields(t *testing.T) {
 	}
 }
 
-func TestCorrectDriftErrorNamesTheObject(t *testing.T) {
+func TestCorrectDrift_errorNamesTheObject(t *testing.T) {
 	t.Parallel()
 	e := installPodinfo(t, &Spec{})
 	e.deleteService(t)
@@ -417,7 +417,7 @@ func restMapper() meta.RESTMapper {
 	return m
 }
 
-func TestDriftObjectsAreWhatHelmApplied(t *testing.T) {
+func TestDriftObjects_areWhatHelmApplied(t *testing.T) {
 	rel := &helmrelease.Release{Name: "podinfo", Namespace: "apps", Manifest: `
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole
@@ -465,7 +465,7 @@ spec:
 	}
 }
 
-func TestValidateIgnoreRules(t *testing.T) {
+func TestValidateIgnoreRules_errorsNameTheField(t *testing.T) {
 	valid := []jsondiff.IgnoreRule{
 		{Paths: []string{"", "/spec/replicas", "/metadata/annotations/a~1b"}},
 		{Paths: []string{"/data"}, Selector: &jsondiff.Selector{Kind: "Config.*", LabelSelector: "app in (a,b)", AnnotationSelector: "x=y"}},

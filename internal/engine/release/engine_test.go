@@ -581,7 +581,7 @@ func TestReconcile_impersonationDenied(t *testing.T) {
 
 // Import reads the user-supplied values back, and a configuration made of
 // them plans nothing.
-func TestImport(t *testing.T) {
+func TestImport_readsValuesBackAndPlansNothing(t *testing.T) {
 	t.Parallel()
 	ctx := testenv.Context(t)
 	e, c := newEngine(t)

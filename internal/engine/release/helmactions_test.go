@@ -12,7 +12,7 @@ import (
 // The mapping of the spec onto Helm's actions, field by field, with the
 // defaults a spec leaves to us and every option set.
 
-func TestNewInstall(t *testing.T) {
+func TestNewInstall_defaultsAndEveryOption(t *testing.T) {
 	cfg := &action.Configuration{}
 	in := newInstall(cfg, &Spec{Name: "podinfo", Namespace: "apps"}, "podinfo", "apps", releaseState{})
 	want := map[string]any{
@@ -36,7 +36,7 @@ func TestNewInstall(t *testing.T) {
 	checkFields(t, newInstall(cfg, &Spec{}, "r", "ns", kept), map[string]any{"Replace": true})
 }
 
-func TestNewUpgrade(t *testing.T) {
+func TestNewUpgrade_defaultsAndEveryOption(t *testing.T) {
 	cfg := &action.Configuration{}
 	checkFields(t, newUpgrade(cfg, &Spec{MaxHistory: 5}, "apps"), map[string]any{
 		"Namespace": "apps", "Timeout": DefaultTimeout, "Wait": true, "WaitForJobs": true, "ResetValues": true, "ReuseValues": false,
@@ -50,7 +50,7 @@ func TestNewUpgrade(t *testing.T) {
 	})
 }
 
-func TestNewRollback(t *testing.T) {
+func TestNewRollback_defaultsAndEveryOption(t *testing.T) {
 	cfg := &action.Configuration{}
 	checkFields(t, newRollback(cfg, &Spec{Timeout: time.Minute, MaxHistory: 3}, 4), map[string]any{
 		"Version": 4, "Timeout": time.Minute, "Wait": true, "WaitForJobs": true, "MaxHistory": 3,
@@ -64,7 +64,7 @@ func TestNewRollback(t *testing.T) {
 	})
 }
 
-func TestNewTest(t *testing.T) {
+func TestNewTest_defaultsAndFilters(t *testing.T) {
 	cfg := &action.Configuration{}
 	checkFields(t, newTest(cfg, &Spec{}, "apps"), map[string]any{
 		"Namespace": "apps", "Timeout": DefaultTimeout, "Filters": map[string][]string{},
@@ -76,7 +76,7 @@ func TestNewTest(t *testing.T) {
 	})
 }
 
-func TestNewUninstall(t *testing.T) {
+func TestNewUninstall_defaultsAndEveryOption(t *testing.T) {
 	cfg := &action.Configuration{}
 	checkFields(t, newUninstall(cfg, &Spec{}), map[string]any{
 		"Timeout": DefaultTimeout, "Wait": true, "DeletionPropagation": "background", "KeepHistory": false, "DisableHooks": false,

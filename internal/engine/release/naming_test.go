@@ -8,7 +8,7 @@ import (
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
 )
 
-func TestReleaseName(t *testing.T) {
+func TestReleaseName_composedAndShortenedTo53(t *testing.T) {
 	for _, tc := range []struct {
 		spec Spec
 		want string
@@ -33,7 +33,7 @@ func TestReleaseName(t *testing.T) {
 	}
 }
 
-func TestValidateSpec(t *testing.T) {
+func TestValidateSpec_errorNamesTheField(t *testing.T) {
 	base := func() *Spec { return &Spec{Name: "podinfo", Namespace: "default"} }
 	if err := validateSpec(base()); err != nil {
 		t.Fatalf("valid spec: %v", err)
@@ -59,7 +59,7 @@ func TestValidateSpec(t *testing.T) {
 	}
 }
 
-func TestObjectError(t *testing.T) {
+func TestObjectError_namesTheReleaseOnce(t *testing.T) {
 	spec := &Spec{Name: "podinfo", Namespace: "default"}
 	err := objectError(spec, &fielderr.Error{Path: "values_from[0]", Err: errors.New("ConfigMap default/x not found")})
 	if got, want := err.Error(), "helmrelease default/podinfo: values_from[0]: ConfigMap default/x not found"; got != want {
@@ -184,9 +184,10 @@ func TestParseImportID_invalidShowsBothForms(t *testing.T) {
 	}
 }
 
-// TestImportIDOf: the ID that a conflict advises names the resource that
-// found the release, with the release's names where Flux's rules differ.
-func TestImportIDOf(t *testing.T) {
+// TestImportIDOf_namesTheResourceThatFoundTheRelease: the ID that a conflict
+// advises names the resource that found the release, with the release's names
+// where Flux's rules differ.
+func TestImportIDOf_namesTheResourceThatFoundTheRelease(t *testing.T) {
 	for _, tc := range []struct {
 		spec                    Spec
 		release, storage, objNS string

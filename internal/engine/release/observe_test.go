@@ -91,7 +91,7 @@ func fxHistory(rls ...*helmrelease.Release) []Snapshot {
 	return h
 }
 
-func TestObserveState(t *testing.T) {
+func TestObserveState_stateAndRollbackTarget(t *testing.T) {
 	values := map[string]any{"replicaCount": 1}
 	v1 := fxRelease(1, helmrelease.StatusSuperseded, values)
 	v1Deployed := fxRelease(1, helmrelease.StatusDeployed, values)

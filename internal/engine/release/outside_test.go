@@ -9,7 +9,7 @@ import (
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
 )
 
-func TestDifferingKeys(t *testing.T) {
+func TestDifferingKeys_nestedKeysIgnoringNumberTypes(t *testing.T) {
 	a := map[string]any{"replicaCount": 2, "image": map[string]any{"tag": "1", "repo": "x"}, "gone": true, "list": []any{1, 2}, "sub": map[string]any{"a": 1}}
 	b := map[string]any{"replicaCount": float64(2), "image": map[string]any{"tag": "2", "repo": "x"}, "added": "y", "list": []any{float64(1), float64(2)}}
 	if got, want := differingKeys(a, b), []string{"added", "gone", "image.tag", "sub.a"}; !slices.Equal(got, want) {

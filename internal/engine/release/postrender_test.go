@@ -122,7 +122,7 @@ func kindsOf(objs []*unstructured.Unstructured) string {
 	return strings.Join(ks, ",")
 }
 
-func TestPostRenderOriginLabelsWithoutPostRenderers(t *testing.T) {
+func TestPostRender_originLabelsWithoutPostRenderers(t *testing.T) {
 	objs := postRender(t, prSpec(), renderedManifest)
 
 	if got, want := kindsOf(objs), "ClusterRole,ConfigMap,Service,Deployment"; got != want {
@@ -153,7 +153,7 @@ func TestPostRenderOriginLabelsWithoutPostRenderers(t *testing.T) {
 	}
 }
 
-func TestPostRenderStrategicMergePatchWithTarget(t *testing.T) {
+func TestPostRender_strategicMergePatchWithTarget(t *testing.T) {
 	spec := prSpec(kustomizePR(Kustomize{Patches: []KustomizePatch{{
 		Patch: `
 apiVersion: apps/v1
@@ -193,7 +193,7 @@ spec:
 	}
 }
 
-func TestPostRenderStrategicMergePatchByName(t *testing.T) {
+func TestPostRender_strategicMergePatchByName(t *testing.T) {
 	spec := prSpec(kustomizePR(Kustomize{Patches: []KustomizePatch{{Patch: `
 apiVersion: v1
 kind: ConfigMap
@@ -208,7 +208,7 @@ data:
 	}
 }
 
-func TestPostRenderJSON6902Patch(t *testing.T) {
+func TestPostRender_json6902Patch(t *testing.T) {
 	for name, patch := range map[string]string{
 		"json": `[{"op": "add", "path": "/metadata/annotations", "value": {"example.com/patched": "yes"}},
 		          {"op": "replace", "path": "/data/greeting", "value": "hola"}]`,
@@ -241,7 +241,7 @@ func TestPostRenderJSON6902Patch(t *testing.T) {
 	}
 }
 
-func TestPostRenderImages(t *testing.T) {
+func TestPostRender_imagesReplaced(t *testing.T) {
 	spec := prSpec(kustomizePR(Kustomize{Images: []KustomizeImage{
 		{Name: "ghcr.io/stefanprodan/podinfo", NewName: "registry.example.com/podinfo", NewTag: "6.1.0"},
 		{Name: "docker.io/library/busybox", Digest: "sha256:" + strings.Repeat("ab", 32)},
@@ -258,7 +258,7 @@ func TestPostRenderImages(t *testing.T) {
 	}
 }
 
-func TestPostRenderersRunInOrder(t *testing.T) {
+func TestPostRender_postRenderersRunInOrder(t *testing.T) {
 	// The second post-renderer's test operation only passes on the first
 	// one's output: run the other way round, the patch fails.
 	first := kustomizePR(Kustomize{Patches: []KustomizePatch{{
@@ -285,7 +285,7 @@ func TestPostRenderersRunInOrder(t *testing.T) {
 	}
 }
 
-func TestPostRenderOriginLabelsOverrideChartValues(t *testing.T) {
+func TestPostRender_originLabelsOverrideChartValues(t *testing.T) {
 	// A chart (or a patch) cannot forge the origin: it is applied last.
 	spec := prSpec(kustomizePR(Kustomize{Patches: []KustomizePatch{{
 		Patch:  `[{"op": "add", "path": "/metadata/labels/stevedore.dev~1name", "value": "forged"}]`,
@@ -297,7 +297,7 @@ func TestPostRenderOriginLabelsOverrideChartValues(t *testing.T) {
 	}
 }
 
-func TestPostRenderEmptyManifest(t *testing.T) {
+func TestPostRender_emptyManifestGivesNoObjects(t *testing.T) {
 	spec := prSpec(kustomizePR(Kustomize{Images: []KustomizeImage{{Name: "x", NewTag: "1"}}}))
 	for _, m := range []string{"", "---\n# Source: hooks-only/templates/NOTES.txt\n", "\n---\n---\n"} {
 		out, err := newPostRenderer(spec).Run(bytes.NewBufferString(m))
@@ -311,7 +311,7 @@ func TestPostRenderEmptyManifest(t *testing.T) {
 	}
 }
 
-func TestPostRenderErrorNamesThePostRenderer(t *testing.T) {
+func TestPostRender_errorNamesThePostRenderer(t *testing.T) {
 	spec := prSpec(kustomizePR(Kustomize{}), kustomizePR(Kustomize{Patches: []KustomizePatch{{Patch: `
 apiVersion: v1
 kind: ConfigMap
@@ -325,7 +325,7 @@ data: {a: b}
 	}
 }
 
-func TestValidatePostRenderers(t *testing.T) {
+func TestValidatePostRenderers_errorNamesTheField(t *testing.T) {
 	valid := []PostRenderer{
 		{},
 		kustomizePR(Kustomize{
@@ -395,7 +395,7 @@ func TestValidatePostRenderers(t *testing.T) {
 	}
 }
 
-func TestValidatePostRenderersReportsEveryProblem(t *testing.T) {
+func TestValidatePostRenderers_reportsEveryProblem(t *testing.T) {
 	err := ValidatePostRenderers([]PostRenderer{
 		kustomizePR(Kustomize{Images: []KustomizeImage{{}}}),
 		kustomizePR(Kustomize{Patches: []KustomizePatch{{Patch: `[{"op": "remove", "path": "/x"}]`}}}),
@@ -414,9 +414,9 @@ func TestValidatePostRenderersReportsEveryProblem(t *testing.T) {
 	}
 }
 
-// validPatchesRender checks that what validation accepts kustomize also
-// applies, on a manifest that has the patched objects.
-func TestValidatedPatchesRender(t *testing.T) {
+// TestValidatePostRenderers_acceptedPatchesRender checks that what validation
+// accepts kustomize also applies, on a manifest that has the patched objects.
+func TestValidatePostRenderers_acceptedPatchesRender(t *testing.T) {
 	prs := []PostRenderer{kustomizePR(Kustomize{Patches: []KustomizePatch{
 		{Patch: "kind: Deployment\nmetadata: {name: any}\nspec: {replicas: 2}", Target: &KustomizeSelector{Kind: "Deployment"}},
 		{Patch: `[{"op": "add", "path": "/metadata/annotations", "value": {"a": "b"}}]`, Target: &KustomizeSelector{Kind: "Service"}},
@@ -430,7 +430,7 @@ func TestValidatedPatchesRender(t *testing.T) {
 	}
 }
 
-func TestPostRenderersDigest(t *testing.T) {
+func TestPostRenderersDigest_pinnedAndOrderSensitive(t *testing.T) {
 	sum := sha256.Sum256([]byte("[]\n"))
 	empty := "sha256:" + hex.EncodeToString(sum[:])
 	if got := postRenderersDigest(nil); got != empty {

@@ -12,7 +12,7 @@ import (
 
 func ptr[T any](v T) *T { return &v }
 
-func TestDecide(t *testing.T) {
+func TestDecide_actionForEachState(t *testing.T) {
 	failed := releaseState{kind: stateFailed, reason: "release is failed"}
 	for _, tc := range []struct {
 		name      string
@@ -95,7 +95,7 @@ func TestDecide(t *testing.T) {
 	}
 }
 
-func TestInferLastAction(t *testing.T) {
+func TestInferLastAction_fromDescription(t *testing.T) {
 	for desc, want := range map[string]string{
 		"Install complete":                   actionInstall,
 		`Release "x" failed: boom`:           actionInstall,
@@ -127,7 +127,7 @@ func versions(h []Snapshot) []int {
 	return out
 }
 
-func TestHistory(t *testing.T) {
+func TestHistory_rollbackTargetTruncationAndUpsert(t *testing.T) {
 	h := []Snapshot{snap(5, "failed", false), snap(4, "superseded", true), snap(3, "superseded", false), snap(2, "superseded", false), snap(1, "superseded", false)}
 	if p := previousSnapshot(h, false); p == nil || p.Version != 3 {
 		t.Errorf("previous (tests count) = %v, want v3", p)
@@ -174,7 +174,7 @@ func testRelease() *helmrelease.Release {
 	}
 }
 
-func TestTestResults(t *testing.T) {
+func TestTestResults_dueUntilRunForThisDeployment(t *testing.T) {
 	rls := testRelease()
 	if _, tested := testResults(rls, nil); tested {
 		t.Error("a release whose test hooks never ran counts as tested")
@@ -201,7 +201,7 @@ func TestTestResults(t *testing.T) {
 	}
 }
 
-func TestReleaseDigest(t *testing.T) {
+func TestReleaseDigest_stableAcrossTestRunsAndValuesRoundTrip(t *testing.T) {
 	rls := testRelease()
 	d := releaseDigest(rls)
 	// Test runs do not change it.
@@ -220,7 +220,7 @@ func TestReleaseDigest(t *testing.T) {
 	}
 }
 
-func TestOutOfSync(t *testing.T) {
+func TestOutOfSync_detectsEachChangeButNotUnknownDigests(t *testing.T) {
 	rls := testRelease()
 	cur := snapshotOf(rls, "sha256:a")
 	in := syncInputs{chartName: "podinfo", chartVersion: "1.0.0", chartDigest: "sha256:a",
@@ -254,7 +254,7 @@ func TestOutOfSync(t *testing.T) {
 	}
 }
 
-func TestSummarize(t *testing.T) {
+func TestSummarize_readyFromOtherConditions(t *testing.T) {
 	st := &Status{}
 	spec := &Spec{Test: Test{Enable: true}}
 	setCondition(st, CondReleased, "True", ReasonInstallSucceeded, "installed")
@@ -278,7 +278,7 @@ func TestSummarize(t *testing.T) {
 	}
 }
 
-func TestIsRenderError(t *testing.T) {
+func TestIsRenderError_recognizesTemplateErrors(t *testing.T) {
 	for msg, want := range map[string]bool{
 		`template: podinfo/templates/cm.yaml:3:10: executing "podinfo/templates/cm.yaml" at <.Values.x.y>: nil pointer`: true,
 		`parse error at (podinfo/templates/cm.yaml:3): unexpected "}" in operand`:                                       true,

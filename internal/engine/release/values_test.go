@@ -2,7 +2,7 @@ package release
 
 import "testing"
 
-func TestDigestValues(t *testing.T) {
+func TestDigestValues_pinnedWhateverTheNumberType(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		values map[string]any
@@ -30,7 +30,7 @@ func TestDigestValues(t *testing.T) {
 	}
 }
 
-func TestDeepCopyValues(t *testing.T) {
+func TestDeepCopyValues_sharesNoNestedValues(t *testing.T) {
 	in := map[string]any{"a": map[string]any{"b": []any{map[string]any{"c": 1}}}}
 	out := deepCopyValues(in)
 	out["a"].(map[string]any)["b"].([]any)[0].(map[string]any)["c"] = 2

@@ -283,7 +283,7 @@ func TestRender_keysAndValuesInKeyOrder(t *testing.T) {
 	}
 }
 
-func TestDurationRound(t *testing.T) {
+func TestDurationRound_roundsDurationsAndRefusesDates(t *testing.T) {
 	if got, err := durationRound("1h30m"); err != nil || got != "1h" {
 		t.Errorf(`durationRound "1h30m" = %q, %v; want "1h"`, got, err)
 	}

@@ -6,9 +6,10 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// FuzzRender renders arbitrary templates with arbitrary inputs: it may fail,
-// never panic, and what it renders always carries the owner labels.
-func FuzzRender(f *testing.F) {
+// FuzzRender_neverPanicsAndLabelsEveryObject renders arbitrary templates with
+// arbitrary inputs: it may fail, never panic, and what it renders always
+// carries the owner labels.
+func FuzzRender_neverPanicsAndLabelsEveryObject(f *testing.F) {
 	f.Add("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: << inputs.name >>\n", `[{"name": "a"}, {"name": "b"}]`)
 	f.Add("<< range $i, $v := inputs.list >>\n---\napiVersion: v1\nkind: Secret\nmetadata: {name: s<< $i >>}\n<< end >>", `[{"list": [1, 2]}]`)
 	f.Add("<< toYaml inputs | indent 2 >>", `[{"x": {"y": [true, null, 1.5]}}]`)

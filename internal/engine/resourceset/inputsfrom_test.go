@@ -15,7 +15,7 @@ import (
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
 )
 
-func TestValidateInputsFrom(t *testing.T) {
+func TestValidateInputsFrom_rejectsBadRefsAndStrategies(t *testing.T) {
 	sel := &metav1.LabelSelector{MatchLabels: map[string]string{"a": "b"}}
 	for _, tc := range []struct {
 		name     string
@@ -53,7 +53,7 @@ func TestValidateInputsFrom(t *testing.T) {
 	}
 }
 
-func TestProviderReadError(t *testing.T) {
+func TestProviderReadError_explainsNoKindAndNotFound(t *testing.T) {
 	gvk := schema.FromAPIVersionAndKind(InputProviderAPIVersion, InputProviderKind)
 	err := providerReadError(&meta.NoKindMatchError{GroupKind: gvk.GroupKind(), SearchedVersions: []string{"v1"}}, "x")
 	if !strings.Contains(err.Error(), "does not serve kind ResourceSetInputProvider (fluxcd.controlplane.io/v1)") {
@@ -65,7 +65,7 @@ func TestProviderReadError(t *testing.T) {
 	}
 }
 
-func TestExportedInputs(t *testing.T) {
+func TestExportedInputs_addsProviderWithoutChangingTheObject(t *testing.T) {
 	p := &unstructured.Unstructured{Object: map[string]any{
 		"metadata": map[string]any{"name": "p", "namespace": "ns"},
 		"status": map[string]any{"exportedInputs": []any{

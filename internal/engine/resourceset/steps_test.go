@@ -32,7 +32,7 @@ func stepErrs(t *testing.T, err error) string {
 	return strings.Join(out, " ")
 }
 
-func TestValidateSteps(t *testing.T) {
+func TestValidateSteps_errorsNameTheStepAndField(t *testing.T) {
 	cm := []map[string]any{{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "a"}}}
 	many := make([]Step, MaxSteps+1)
 	for i := range many {

@@ -32,9 +32,9 @@ func normalise(r *Index) *Index {
 	return out
 }
 
-// TestScanIndexAgreesWithYAML: the line scanner reads what a YAML decoder
+// TestScan_agreesWithYAML: the line scanner reads what a YAML decoder
 // reads, or declines.
-func TestScanIndexAgreesWithYAML(t *testing.T) {
+func TestScan_agreesWithYAML(t *testing.T) {
 	const helmStyle = `apiVersion: v1
 entries:
   podinfo:
@@ -157,7 +157,7 @@ entries:
 	}
 }
 
-func TestScanIndexAgreesWithYAMLOnLargeIndex(t *testing.T) {
+func TestScan_agreesWithYAMLOnLargeIndex(t *testing.T) {
 	data := bigIndexData(t)
 	got, ok := Scan(data)
 	if !ok {
@@ -172,9 +172,9 @@ func TestScanIndexAgreesWithYAMLOnLargeIndex(t *testing.T) {
 	}
 }
 
-// FuzzScanIndex: whenever both the scanner and a YAML decoder accept an
-// input, they read the same index.
-func FuzzScanIndex(f *testing.F) {
+// FuzzScan_agreesWithYAML: whenever both the scanner and a YAML decoder accept
+// an input, they read the same index.
+func FuzzScan_agreesWithYAML(f *testing.F) {
 	f.Add("apiVersion: v1\nentries:\n  a:\n  - name: a\n    version: 1.0.0\n    urls:\n    - a.tgz\n")
 	f.Add("apiVersion: v1\nentries:\n    a:\n        - version: '1.0'\n          urls:\n            - x\n          created: \"2026-01-01T00:00:00Z\"\n")
 	f.Add("apiVersion: v1\nentries:\n  a:\n  - description: x\n      y\n    version: 2.0.0 # c\n    digest: \"ab\"\n  b: []\n")
