@@ -24,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -100,6 +101,9 @@ func (m *Manager) ApplyStaged(ctx context.Context, objs []*unstructured.Unstruct
 		if err := m.rm.WaitForSetWithContext(ctx, applied.ToObjMetadataSet(), ssa.WaitOptions{Interval: o.WaitInterval, Timeout: o.WaitTimeout}); err != nil {
 			return cs, err
 		}
+		if err := m.waitForKinds(ctx, stage, o.WaitTimeout); err != nil {
+			return cs, err
+		}
 	}
 
 	sort.Sort(ssa.SortableUnstructureds(rest))
@@ -116,6 +120,45 @@ func (m *Manager) ApplyStaged(ctx context.Context, objs []*unstructured.Unstruct
 	}
 	return cs, nil
 }
+
+// waitForKinds waits until the RESTMapper maps the kinds that the CRDs among
+// objs define. The API server reports a CRD Established before the discovery
+// document of its group lists the new resource, and a kind added to a group
+// the mapper knows already is only found once it does: without this wait, the
+// custom resources applied next can fail with "no matches for kind".
+func (m *Manager) waitForKinds(ctx context.Context, objs []*unstructured.Unstructured, timeout time.Duration) error {
+	var kinds []schema.GroupVersionKind
+	for _, o := range objs {
+		if o.GroupVersionKind().GroupKind() != crdKind {
+			continue
+		}
+		group, _, _ := unstructured.NestedString(o.Object, "spec", "group")
+		kind, _, _ := unstructured.NestedString(o.Object, "spec", "names", "kind")
+		versions, _, _ := unstructured.NestedSlice(o.Object, "spec", "versions")
+		for _, v := range versions {
+			v, _ := v.(map[string]any)
+			name, _ := v["name"].(string)
+			if served, _ := v["served"].(bool); served && name != "" {
+				kinds = append(kinds, schema.GroupVersionKind{Group: group, Version: name, Kind: kind})
+			}
+		}
+	}
+	for _, gvk := range kinds {
+		err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+			_, err := m.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+			if meta.IsNoMatchError(err) {
+				return false, nil
+			}
+			return err == nil, err
+		})
+		if err != nil {
+			return fmt.Errorf("%s: the API server does not serve it %v after its CRD was established: %w", gvk, timeout, err)
+		}
+	}
+	return nil
+}
+
+var crdKind = schema.GroupKind{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}
 
 // applyParallel applies objects of one kind in chunks, concurrently, adding
 // the entries of the chunks that succeeded to cs in order.
