@@ -2,6 +2,7 @@ package provider
 
 import (
 	"errors"
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -38,6 +39,12 @@ func addWarning(diags *diag.Diagnostics, summary, p string, err error) {
 		return
 	}
 	diags.AddAttributeWarning(attributePath(p), summary, err.Error())
+}
+
+// about is a message about the resource kind id, which it names as every
+// error does (fielderr.ObjectError): `helmrelease default/app: ...`.
+func about(kind, id, format string, args ...any) string {
+	return fielderr.Object(kind, id, fmt.Errorf(format, args...)).Error()
 }
 
 // joined is the errors err joins (errors.Join), each named by the resource

@@ -20,6 +20,9 @@ import (
 // NewHelmChartArtifactResource is the stevedore_helmchart_artifact resource.
 func NewHelmChartArtifactResource() resource.Resource { return &helmChartArtifactResource{} }
 
+// artifactKind names an artifact in messages: `helmchart_artifact <source>: `.
+const artifactKind = "helmchart_artifact"
+
 type helmChartArtifactResource struct {
 	data *providerData
 }
@@ -330,7 +333,7 @@ func engineDiag(summary string, err error) diag.Diagnostic {
 
 // artifactError names the artifact by its source in front of err.
 func artifactError(spec chart.Spec, err error) error {
-	return fielderr.Object("helmchart_artifact", sourceID(spec), err)
+	return fielderr.Object(artifactKind, sourceID(spec), err)
 }
 
 func sourceID(spec chart.Spec) string {
@@ -370,7 +373,7 @@ func (r *helmChartArtifactResource) ModifyPlan(ctx context.Context, req resource
 		resp.Diagnostics.Append(engineDiag("Cannot resolve the chart version", artifactError(spec, err)))
 		return
 	}
-	staleWarning(&resp.Diagnostics, path.Root("repository"), "helmchart_artifact "+sourceID(spec), resolved)
+	staleWarning(&resp.Diagnostics, path.Root("repository"), artifactKind, sourceID(spec), resolved)
 
 	var state *helmChartArtifactModel
 	if !req.State.Raw.IsNull() {
@@ -468,7 +471,7 @@ func (r *helmChartArtifactResource) build(ctx context.Context, m *helmChartArtif
 			diags.Append(engineDiag("Cannot resolve the chart version", artifactError(spec, err)))
 			return
 		}
-		staleWarning(diags, path.Root("repository"), "helmchart_artifact "+sourceID(spec), resolved)
+		staleWarning(diags, path.Root("repository"), artifactKind, sourceID(spec), resolved)
 		version = resolved.Version
 	}
 	plannedRevision := m.Revision
@@ -479,8 +482,7 @@ func (r *helmChartArtifactResource) build(ctx context.Context, m *helmChartArtif
 	}
 	if !plannedRevision.IsUnknown() && !plannedRevision.IsNull() && plannedRevision.ValueString() != a.Revision {
 		diags.AddAttributeError(path.Root("revision"), "Chart changed since the plan",
-			fmt.Sprintf("helmchart_artifact %s: planned revision %s, built %s: the source changed between plan and apply; plan again",
-				sourceID(spec), plannedRevision.ValueString(), a.Revision))
+			about(artifactKind, sourceID(spec), "planned revision %s, built %s: the source changed between plan and apply; plan again", plannedRevision.ValueString(), a.Revision))
 		return
 	}
 	diags.Append(m.setArtifact(sourceID(spec), a)...)
@@ -536,12 +538,11 @@ func (r *helmChartArtifactResource) Read(ctx context.Context, req resource.ReadR
 	switch {
 	case err != nil:
 		resp.Diagnostics.AddWarning("Chart artifact missing from the cache",
-			fmt.Sprintf("helmchart_artifact %s: %s is gone and cannot be fetched again: %v", sourceID(spec), m.Path.ValueString(), err))
+			about(artifactKind, sourceID(spec), "%s is gone and cannot be fetched again: %v", m.Path.ValueString(), err))
 		m.Path = types.StringValue("")
 	case a.Digest != m.Digest.ValueString():
 		resp.Diagnostics.AddWarning("Chart artifact changed",
-			fmt.Sprintf("helmchart_artifact %s: %s was gone; fetched again, %s %s has digest %s, not %s as recorded",
-				sourceID(spec), m.Path.ValueString(), a.ChartName, a.Revision, a.Digest, m.Digest.ValueString()))
+			about(artifactKind, sourceID(spec), "%s was gone; fetched again, %s %s has digest %s, not %s as recorded", m.Path.ValueString(), a.ChartName, a.Revision, a.Digest, m.Digest.ValueString()))
 		m.Path = types.StringValue("")
 	default:
 		// The same bytes: the cache directory may differ from the one the
@@ -566,9 +567,9 @@ func (r *helmChartArtifactResource) Delete(ctx context.Context, req resource.Del
 // staleWarning says that a version was resolved from the cached index of a
 // repository that could not be reached: the plan goes on, as
 // source-controller keeps serving its last artifact, and says so.
-func staleWarning(diags *diag.Diagnostics, at path.Path, object string, r *chart.Resolved) {
+func staleWarning(diags *diag.Diagnostics, at path.Path, kind, id string, r *chart.Resolved) {
 	if r.Stale != "" {
 		diags.AddAttributeWarning(at, "Repository unreachable: cached index used",
-			fmt.Sprintf("%s: %s. A newer version in range would not show until it can be reached.", object, r.Stale))
+			about(kind, id, "%s. A newer version in range would not show until it can be reached.", r.Stale))
 	}
 }

@@ -169,7 +169,7 @@ func (r *helmReleaseResource) ModifyPlan(ctx context.Context, req resource.Modif
 	mode := spec.DriftDetection.Mode
 	if state != nil && mode.Warns() && len(state.Drift.Elements()) > 0 {
 		resp.Diagnostics.AddWarning("Release drifted",
-			fmt.Sprintf("helmrelease %s: %s; drift_detection.mode is warn, so apply leaves it", plan.ID.ValueString(), driftSummary(state.Drift)))
+			about(release.Kind, plan.ID.ValueString(), "%s; drift_detection.mode is warn, so apply leaves it", driftSummary(state.Drift)))
 	}
 
 	if plan.Suspend.ValueBool() {
@@ -204,7 +204,7 @@ func (r *helmReleaseResource) ModifyPlan(ctx context.Context, req resource.Modif
 	}
 
 	if p.ChangedOutside != "" {
-		resp.Diagnostics.AddWarning("Release changed outside stevedore", fmt.Sprintf("helmrelease %s: %s", plan.ID.ValueString(), p.ChangedOutside))
+		resp.Diagnostics.AddWarning("Release changed outside stevedore", about(release.Kind, plan.ID.ValueString(), "%s", p.ChangedOutside))
 	}
 
 	action := p.Action
@@ -213,8 +213,7 @@ func (r *helmReleaseResource) ModifyPlan(ctx context.Context, req resource.Modif
 		// failing until the configuration changes. The plan is not empty,
 		// so that CI sees the failure rather than "No changes".
 		resp.Diagnostics.AddWarning("Release stalled: apply will fail",
-			fmt.Sprintf("helmrelease %s: release %s; %s. Change the configuration, or set a new reset_token, to try again.",
-				plan.ID.ValueString(), state.Status.ValueString(), p.Stalled))
+			about(release.Kind, plan.ID.ValueString(), "release %s; %s. Change the configuration, or set a new reset_token, to try again.", state.Status.ValueString(), p.Stalled))
 		plan.copyStatus(state)
 		plan.Status = types.StringUnknown()
 		plan.Conditions = types.ListUnknown(conditionType)
@@ -239,12 +238,12 @@ func (r *helmReleaseResource) ModifyPlan(ctx context.Context, req resource.Modif
 	if state != nil && p.Reason != "" && action != release.ActionUpgrade && action != release.ActionCorrect {
 		// Remediation is not visible in any attribute but status: say it.
 		resp.Diagnostics.AddWarning("Release needs remediation",
-			fmt.Sprintf("helmrelease %s: apply will %s: %s", plan.ID.ValueString(), action, p.Reason))
+			about(release.Kind, plan.ID.ValueString(), "apply will %s: %s", action, p.Reason))
 	}
 	r.planUnknown(&plan, meta, mode)
 	if pv := p.Preview; pv != nil {
 		for _, w := range pv.Warnings {
-			resp.Diagnostics.AddWarning("Apply may fail", fmt.Sprintf("helmrelease %s: %s", plan.ID.ValueString(), w))
+			resp.Diagnostics.AddWarning("Apply may fail", about(release.Kind, plan.ID.ValueString(), "%s", w))
 		}
 		if pv.Unknown == "" {
 			plan.Changes = driftValue(pv.Changes)
@@ -266,17 +265,17 @@ func (r *helmReleaseResource) planSuspended(ctx context.Context, plan, state *he
 	switch {
 	case state == nil:
 		resp.Diagnostics.AddAttributeError(path.Root("suspend"), "Cannot create a suspended release",
-			fmt.Sprintf("helmrelease %s: a suspended release is left alone, so it would never be installed: create it with suspend unset, "+
-				"or import the release", id))
+			about(release.Kind, id, "a suspended release is left alone, so it would never be installed: create it with suspend unset, "+
+				"or import the release"))
 		return
 	case len(resp.RequiresReplace) > 0:
 		resp.Diagnostics.AddAttributeError(path.Root("suspend"), "Cannot replace a suspended release",
-			fmt.Sprintf("helmrelease %s: this change replaces the release (uninstall, install), which a suspended release does not do: "+
-				"unset suspend to apply it", id))
+			about(release.Kind, id, "this change replaces the release (uninstall, install), which a suspended release does not do: "+
+				"unset suspend to apply it"))
 		return
 	}
 	resp.Diagnostics.AddWarning("Release suspended",
-		fmt.Sprintf("helmrelease %s: suspend is set: apply leaves the release alone, and destroy leaves it installed", id))
+		about(release.Kind, id, "suspend is set: apply leaves the release alone, and destroy leaves it installed"))
 	plan.keepRelease(state)
 	resp.Diagnostics.Append(setModel(ctx, &resp.Plan, plan)...)
 }
@@ -300,7 +299,7 @@ func (r *helmReleaseResource) planChart(ctx context.Context, spec *release.Spec,
 		meta, err := chart.ReadMetadata(spec.ChartPath)
 		if err != nil {
 			resp.Diagnostics.AddAttributeError(path.Root("chart").AtName("path"), "Cannot read the chart",
-				fmt.Sprintf("helmrelease %s: %v", plan.ID.ValueString(), err))
+				about(release.Kind, plan.ID.ValueString(), "%v", err))
 			return nil, false
 		}
 		return meta, true
@@ -318,14 +317,14 @@ func (r *helmReleaseResource) planChart(ctx context.Context, spec *release.Spec,
 	if state != nil && state.Chart != nil && sameInlineChart(c, state.Chart) {
 		keep = state.ChartDigest.ValueString()
 	}
-	a, err := r.inlineArtifact(ctx, cspec, keep, state, &resp.Diagnostics)
+	a, err := r.inlineArtifact(ctx, plan.ID.ValueString(), cspec, keep, state, &resp.Diagnostics)
 	if err != nil {
 		chartDiag(&resp.Diagnostics, "Cannot fetch the chart", plan, err)
 		return nil, false
 	}
 	meta, err := chart.ReadMetadata(a.Path)
 	if err != nil {
-		resp.Diagnostics.AddAttributeError(path.Root("chart"), "Cannot read the chart", fmt.Sprintf("helmrelease %s: %v", plan.ID.ValueString(), err))
+		resp.Diagnostics.AddAttributeError(path.Root("chart"), "Cannot read the chart", about(release.Kind, plan.ID.ValueString(), "%v", err))
 		return nil, false
 	}
 	spec.ChartPath, spec.ChartDigest = a.Path, a.Digest
@@ -338,13 +337,13 @@ func (r *helmReleaseResource) planChart(ctx context.Context, spec *release.Spec,
 // inline chart is fetched at plan, as source-controller fetches a chart before
 // helm-controller sees it; an archive already in the cache (the one in state,
 // keep, when the constraint still resolves to its version) is not fetched again.
-func (r *helmReleaseResource) inlineArtifact(ctx context.Context, cspec chart.Spec, keep string, state *helmReleaseModel, diags *diag.Diagnostics) (*chart.Artifact, error) {
+func (r *helmReleaseResource) inlineArtifact(ctx context.Context, id string, cspec chart.Spec, keep string, state *helmReleaseModel, diags *diag.Diagnostics) (*chart.Artifact, error) {
 	e := r.chartEngine()
 	resolved, err := e.Resolve(ctx, cspec)
 	if err != nil {
 		return nil, err
 	}
-	staleWarning(diags, path.Root("chart").AtName("repository"), "helmrelease chart "+sourceID(cspec), resolved)
+	staleWarning(diags, path.Root("chart").AtName("repository"), release.Kind, id, resolved)
 	if keep != "" && state != nil && (resolved.Revision == "" || resolved.Revision == state.ChartVersion.ValueString()) {
 		if p, d, ok := e.FindArtifact(resolved.ChartName, state.ChartVersion.ValueString()); ok && d == keep {
 			return &chart.Artifact{ChartName: resolved.ChartName, Path: p, Digest: d}, nil
@@ -558,12 +557,11 @@ func (r *helmReleaseResource) reconcile(ctx context.Context, m, state *helmRelea
 	// report an inconsistent result.
 	if v := plannedChartVersion; !v.IsUnknown() && !v.IsNull() && v.ValueString() != status.ChartVersion {
 		diags.AddAttributeError(path.Root("chart"), "Chart changed since the plan",
-			fmt.Sprintf("helmrelease %s: planned chart version %s, released %s; plan again", m.ID.ValueString(), v.ValueString(), status.ChartVersion))
+			about(release.Kind, m.ID.ValueString(), "planned chart version %s, released %s; plan again", v.ValueString(), status.ChartVersion))
 	}
 	if v := plannedDigest; !v.IsUnknown() && !v.IsNull() && v.ValueString() != status.ConfigDigest {
 		diags.AddAttributeError(path.Root("values_from"), "Values changed since the plan",
-			fmt.Sprintf("helmrelease %s: planned config digest %s, released %s (a values_from object changed); plan again",
-				m.ID.ValueString(), v.ValueString(), status.ConfigDigest))
+			about(release.Kind, m.ID.ValueString(), "planned config digest %s, released %s (a values_from object changed); plan again", v.ValueString(), status.ConfigDigest))
 	}
 	return true, status.Fingerprints
 }
@@ -620,8 +618,7 @@ func (r *helmReleaseResource) Delete(ctx context.Context, req resource.DeleteReq
 	if state.Suspend.ValueBool() {
 		// helm-controller skips the uninstall of a suspended HelmRelease.
 		resp.Diagnostics.AddWarning("Release left installed",
-			fmt.Sprintf("helmrelease %s: suspend is set, so destroy removes the resource from state and leaves release %s in storage namespace %s",
-				state.ID.ValueString(), state.ReleaseName.ValueString(), state.StorageNamespace.ValueString()))
+			about(release.Kind, state.ID.ValueString(), "suspend is set, so destroy removes the resource from state and leaves release %s in storage namespace %s", state.ReleaseName.ValueString(), state.StorageNamespace.ValueString()))
 		return
 	}
 	spec, _, diags := helmReleaseSpec(ctx, &state)
@@ -745,14 +742,14 @@ func (r *helmReleaseResource) buildInlineChart(ctx context.Context, m *helmRelea
 	if d := m.ChartDigest; !d.IsUnknown() && !d.IsNull() {
 		keep = d.ValueString()
 	}
-	a, err := r.inlineArtifact(ctx, cspec, keep, m, diags)
+	a, err := r.inlineArtifact(ctx, id, cspec, keep, m, diags)
 	if err != nil {
 		chartDiag(diags, "Cannot fetch the chart", m, err)
 		return false
 	}
 	if keep != "" && a.Digest != keep {
 		diags.AddAttributeError(path.Root("chart"), "Chart changed since the plan",
-			fmt.Sprintf("helmrelease %s: planned chart digest %s, fetched %s; plan again", id, keep, a.Digest))
+			about(release.Kind, id, "planned chart digest %s, fetched %s; plan again", keep, a.Digest))
 		return false
 	}
 	spec.ChartPath, spec.ChartDigest = a.Path, a.Digest
@@ -805,16 +802,15 @@ func addReleaseDiag(diags *diag.Diagnostics, summary string, err error) {
 func addConflictWarning(diags *diag.Diagnostics, id string, e *release.ExistsError) {
 	if e.MadeHere {
 		diags.AddWarning("Failed release will be replaced",
-			fmt.Sprintf("helmrelease %s: release %s (%s, revision %d) was installed by this resource and its create failed. "+
+			about(release.Kind, id, "release %s (%s, revision %d) was installed by this resource and its create failed. "+
 				"Terraform replaces a resource whose create failed (\"tainted, so must be replaced\"): apply uninstalls this release "+
 				"and its objects first, then installs it again; it does not continue from the failed release. "+
-				"If this resource is not in the state at all, apply refuses to create it over the release. %s",
-				id, e.ReleaseName, e.Status, e.Version, importAdvice(e)))
+				"If this resource is not in the state at all, apply refuses to create it over the release. %s", e.ReleaseName, e.Status, e.Version, importAdvice(e)))
 		return
 	}
 	diags.AddWarning("Release already exists",
-		fmt.Sprintf("helmrelease %s: %v. Apply refuses to create this resource over it, unless this plan replaces the resource "+
-			"(its release is then uninstalled first). %s", id, e, importAdvice(e)))
+		about(release.Kind, id, "%v. Apply refuses to create this resource over it, unless this plan replaces the resource "+
+			"(its release is then uninstalled first). %s", e, importAdvice(e)))
 }
 
 func importAdvice(e *release.ExistsError) string {

@@ -332,7 +332,7 @@ func (r *resourceSetResource) ModifyPlan(ctx context.Context, req resource.Modif
 		return
 	}
 	for _, w := range pv.Warnings {
-		resp.Diagnostics.AddWarning("Apply may fail", fmt.Sprintf("resourceset %s: %s", plan.ID.ValueString(), w))
+		resp.Diagnostics.AddWarning("Apply may fail", about(resourceset.Kind, plan.ID.ValueString(), "%s", w))
 	}
 	plan.Changes = driftValue(pv.Changes)
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
