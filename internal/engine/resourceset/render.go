@@ -270,6 +270,15 @@ func dedupe(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
 // reader it drops nothing silently: an empty document is skipped, anything
 // else must be an object with apiVersion, kind and name.
 func parseObjects(rendered []byte) ([]*unstructured.Unstructured, error) {
+	if singleYAMLDocument(rendered) {
+		// Most renders are one object of `resources`: convert it without the
+		// stream decoder, whose buffers were most of a render's allocations.
+		raw, err := yaml.YAMLToJSON(rendered)
+		if err != nil {
+			return nil, fmt.Errorf("rendered YAML is invalid: %w", err)
+		}
+		return appendObject(nil, raw)
+	}
 	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(rendered), 4096)
 	var objs []*unstructured.Unstructured
 	for {
@@ -280,20 +289,41 @@ func parseObjects(rendered []byte) ([]*unstructured.Unstructured, error) {
 			}
 			return nil, fmt.Errorf("rendered YAML is invalid: %w", err)
 		}
-		if t := bytes.TrimSpace(raw); len(t) == 0 || string(t) == "null" {
-			continue // an empty document, as `---` between conditionals leaves
-		}
-		// apimachinery's JSON keeps integers int64, as the API server would.
-		var m map[string]any
-		if err := utiljson.Unmarshal(raw, &m); err != nil {
-			return nil, fmt.Errorf("rendered document is not an object: %w", err)
-		}
-		o := &unstructured.Unstructured{Object: m}
-		if err := checkObject(o); err != nil {
+		var err error
+		if objs, err = appendObject(objs, raw); err != nil {
 			return nil, err
 		}
-		objs = append(objs, o)
 	}
+}
+
+// singleYAMLDocument is true when rendered is YAML with no document
+// separator: no line starts with "---" (the separator of apimachinery's YAML
+// reader), and it does not start as JSON, which the stream decoder reads as a
+// stream of JSON values.
+func singleYAMLDocument(rendered []byte) bool {
+	t := bytes.TrimLeft(rendered, " \t\r\n")
+	if len(t) > 0 && (t[0] == '{' || t[0] == '[') {
+		return false
+	}
+	return !bytes.HasPrefix(rendered, []byte("---")) && !bytes.Contains(rendered, []byte("\n---"))
+}
+
+// appendObject appends the object of one rendered document, in JSON, to objs;
+// an empty document appends nothing.
+func appendObject(objs []*unstructured.Unstructured, raw []byte) ([]*unstructured.Unstructured, error) {
+	if t := bytes.TrimSpace(raw); len(t) == 0 || string(t) == "null" {
+		return objs, nil // an empty document, as `---` between conditionals leaves
+	}
+	// apimachinery's JSON keeps integers int64, as the API server would.
+	var m map[string]any
+	if err := utiljson.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("rendered document is not an object: %w", err)
+	}
+	o := &unstructured.Unstructured{Object: m}
+	if err := checkObject(o); err != nil {
+		return nil, err
+	}
+	return append(objs, o), nil
 }
 
 func checkObject(o *unstructured.Unstructured) error {
