@@ -323,14 +323,6 @@ func registryFor(list []registryCredential, repository string) (registryCredenti
 	return best, found
 }
 
-// engineDiag turns an engine error into a diagnostic on the attribute (or
-// list element: values_files[1]) it is about.
-func engineDiag(summary string, err error) diag.Diagnostic {
-	var diags diag.Diagnostics
-	addError(&diags, summary, err)
-	return diags[0]
-}
-
 // artifactError names the artifact by its source in front of err.
 func artifactError(spec chart.Spec, err error) error {
 	return fielderr.Object(artifactKind, sourceID(spec), err)
@@ -370,7 +362,7 @@ func (r *helmChartArtifactResource) ModifyPlan(ctx context.Context, req resource
 	e := r.engine()
 	resolved, err := e.Resolve(ctx, spec)
 	if err != nil {
-		resp.Diagnostics.Append(engineDiag("Cannot resolve the chart version", artifactError(spec, err)))
+		addError(&resp.Diagnostics, "Cannot resolve the chart version", artifactError(spec, err))
 		return
 	}
 	staleWarning(&resp.Diagnostics, path.Root("repository"), artifactKind, sourceID(spec), resolved)
@@ -468,7 +460,7 @@ func (r *helmChartArtifactResource) build(ctx context.Context, m *helmChartArtif
 		// Planned without resolution (unknown inputs at plan time): resolve now.
 		resolved, err := r.engine().Resolve(ctx, spec)
 		if err != nil {
-			diags.Append(engineDiag("Cannot resolve the chart version", artifactError(spec, err)))
+			addError(diags, "Cannot resolve the chart version", artifactError(spec, err))
 			return
 		}
 		staleWarning(diags, path.Root("repository"), artifactKind, sourceID(spec), resolved)
@@ -477,7 +469,7 @@ func (r *helmChartArtifactResource) build(ctx context.Context, m *helmChartArtif
 	plannedRevision := m.Revision
 	a, err := r.engine().Build(ctx, spec, version)
 	if err != nil {
-		diags.Append(engineDiag("Cannot build the chart artifact", artifactError(spec, err)))
+		addError(diags, "Cannot build the chart artifact", artifactError(spec, err))
 		return
 	}
 	if !plannedRevision.IsUnknown() && !plannedRevision.IsNull() && plannedRevision.ValueString() != a.Revision {

@@ -141,11 +141,16 @@ func TestHelmChartArtifact_validatePaths(t *testing.T) {
 	}
 }
 
-// TestEngineDiag_namesTheListElement: an engine error about one values file
+// TestAddError_namesTheListElement: an engine error about one values file
 // is a diagnostic on that element, values_files[1].
-func TestEngineDiag_namesTheListElement(t *testing.T) {
+func TestAddError_namesTheListElement(t *testing.T) {
 	err := (&chart.Spec{SourceRoot: "/src", SourcePath: "charts/app", ValuesFiles: []string{"values.yaml", "../x.yaml"}}).Validate()
-	d := engineDiag("Cannot resolve the chart version", err)
+	var diags diag.Diagnostics
+	addError(&diags, "Cannot resolve the chart version", err)
+	if len(diags) != 1 {
+		t.Fatalf("%d diagnostics, want 1: %v", len(diags), diags)
+	}
+	d := diags[0]
 	wp, ok := d.(diag.DiagnosticWithPath)
 	if !ok || !wp.Path().Equal(path.Root("values_files").AtListIndex(1)) {
 		t.Fatalf("diagnostic %v, want one on values_files[1]", d)
