@@ -7,13 +7,18 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"time"
 
 	"helm.sh/helm/v3/pkg/registry"
+	"oras.land/oras-go/v2/errdef"
+	"oras.land/oras-go/v2/registry/remote/errcode"
 )
 
 // ociRepo is a parsed oci:// repository: host and path, without scheme.
@@ -168,17 +173,46 @@ func (e *Engine) pullOCI(ctx context.Context, spec *Spec, version string) (data 
 	return res.Chart.Data, ref, res.Manifest.Digest, nil
 }
 
-// ociError classifies the registry client's errors.
+// ociError classifies the registry client's errors: by the registry's HTTP
+// status (oras' errcode.ErrorResponse) or oras' not-found error where the
+// client kept them, else by the message with its URLs left out, so that a
+// host or port such as 127.0.0.1:40441 is not read as a 404.
 func ociError(err error) error {
-	msg := err.Error()
+	var resp *errcode.ErrorResponse
+	if errors.As(err, &resp) {
+		switch resp.StatusCode {
+		case http.StatusUnauthorized, http.StatusForbidden:
+			return marked(err, ErrUnauthorized)
+		case http.StatusNotFound:
+			return notFound(err)
+		}
+		return err
+	}
+	if errors.Is(err, errdef.ErrNotFound) {
+		return notFound(err)
+	}
+	msg := strings.ToLower(urlInMessage.ReplaceAllString(err.Error(), ""))
 	switch {
-	case strings.Contains(msg, "401") || strings.Contains(msg, "403") ||
-		strings.Contains(strings.ToLower(msg), "unauthorized") || strings.Contains(strings.ToLower(msg), "denied"):
+	case statusInMessage(msg, "401", "403") || strings.Contains(msg, "unauthorized") || strings.Contains(msg, "denied"):
 		return marked(err, ErrUnauthorized)
-	case strings.Contains(msg, "not found") || strings.Contains(msg, "404"):
+	case strings.Contains(msg, "not found") || statusInMessage(msg, "404"):
 		return notFound(err)
 	}
 	return err
+}
+
+// urlInMessage is a URL in an error's text, quoted or not.
+var urlInMessage = regexp.MustCompile(`"?[a-z][a-z0-9+.-]*://[^\s"]*"?`)
+
+// statusInMessage reports whether one of the HTTP status codes stands in msg
+// as a number of its own.
+func statusInMessage(msg string, codes ...string) bool {
+	for _, f := range strings.FieldsFunc(msg, func(r rune) bool { return r < '0' || r > '9' }) {
+		if slices.Contains(codes, f) {
+			return true
+		}
+	}
+	return false
 }
 
 // withContext runs f, which takes no context (Helm's registry client does
