@@ -101,7 +101,7 @@ func (m *Manager) ApplyStaged(ctx context.Context, objs []*unstructured.Unstruct
 		if err := m.rm.WaitForSetWithContext(ctx, applied.ToObjMetadataSet(), ssa.WaitOptions{Interval: o.WaitInterval, Timeout: o.WaitTimeout}); err != nil {
 			return cs, err
 		}
-		if err := m.waitForKinds(ctx, stage, o.WaitTimeout); err != nil {
+		if err := WaitForKinds(ctx, m.mapper, stage, o.WaitTimeout); err != nil {
 			return cs, err
 		}
 	}
@@ -121,12 +121,13 @@ func (m *Manager) ApplyStaged(ctx context.Context, objs []*unstructured.Unstruct
 	return cs, nil
 }
 
-// waitForKinds waits until the RESTMapper maps the kinds that the CRDs among
-// objs define. The API server reports a CRD Established before the discovery
-// document of its group lists the new resource, and a kind added to a group
-// the mapper knows already is only found once it does: without this wait, the
-// custom resources applied next can fail with "no matches for kind".
-func (m *Manager) waitForKinds(ctx context.Context, objs []*unstructured.Unstructured, timeout time.Duration) error {
+// WaitForKinds waits until mapper maps the served versions of the kinds that
+// the CRDs among objs define. The API server reports a CRD Established before
+// the discovery document of its group lists the new resource, and a kind
+// added to a group the mapper knows already is only found once it does:
+// without this wait, the custom resources applied next can fail with "no
+// matches for kind". Objects other than CRDs are skipped.
+func WaitForKinds(ctx context.Context, mapper meta.RESTMapper, objs []*unstructured.Unstructured, timeout time.Duration) error {
 	var kinds []schema.GroupVersionKind
 	for _, o := range objs {
 		if o.GroupVersionKind().GroupKind() != crdKind {
@@ -145,7 +146,7 @@ func (m *Manager) waitForKinds(ctx context.Context, objs []*unstructured.Unstruc
 	}
 	for _, gvk := range kinds {
 		err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
-			_, err := m.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+			_, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 			if meta.IsNoMatchError(err) {
 				return false, nil
 			}

@@ -94,17 +94,19 @@ func applyCRDs(ctx context.Context, f *kube.Factory, spec *Spec, ch *chart.Chart
 		return err
 	}
 	// The new kinds must be mappable by the action that follows: forget what
-	// discovery cached, and reset the mapper when it can be reset (the shared
-	// one also rediscovers a group on a miss).
+	// discovery cached, reset the mapper when it can be reset (the shared one
+	// also rediscovers a group on a miss), and wait until it maps them.
 	if dc, err := f.Discovery(); err == nil {
 		dc.Invalidate()
 	}
-	if m, err := f.RESTMapper(); err == nil {
-		if rm, ok := m.(apimeta.ResettableRESTMapper); ok {
-			rm.Reset()
-		}
+	m, err := f.RESTMapper()
+	if err != nil {
+		return err
 	}
-	return nil
+	if rm, ok := m.(apimeta.ResettableRESTMapper); ok {
+		rm.Reset()
+	}
+	return kube.WaitForKinds(ctx, m, changed, crdEstablishTimeout)
 }
 
 // waitEstablished waits until the API server serves every CRD.
