@@ -1,6 +1,8 @@
 package provider
 
 import (
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
+
 	"context"
 	"errors"
 	"fmt"
@@ -117,7 +119,7 @@ func TestAddError_resourceSetEngineErrors(t *testing.T) {
 
 	// Errors about the cluster are on the resource, and keep their types.
 	owned := fielderr.Object(resourceset.Kind, "ns/s", fielderr.Wrap("resources_template",
-		&resourceset.OwnershipError{ID: "ns_x__ConfigMap", Object: "ConfigMap/ns/x", Owner: "ns/other"}))
+		&resourceset.OwnershipError{ID: "ns_x__ConfigMap", Object: "ConfigMap/ns/x", Owner: kube.Owner{Kind: kube.OwnedBySet, Namespace: "ns", Name: "other", ID: "0a1b"}}))
 	stale := fielderr.Object(resourceset.Kind, "ns/s", errors.Join(
 		&resourceset.StalePlanError{Object: "ConfigMap/ns/y", Exists: true},
 		&resourceset.PreviewError{Object: "Deployment/ns/web", Err: errors.New("refused")}))
@@ -125,7 +127,7 @@ func TestAddError_resourceSetEngineErrors(t *testing.T) {
 	addError(&diags, "Resource set apply failed", owned)
 	addError(&diags, "Resource set apply failed", stale)
 	checkDiagLines(t, diags, []string{
-		`resources_template: resourceset ns/s: resources_template: ConfigMap/ns/x is owned by resourceset ns/other; remove it from one of the sets`,
+		`resources_template: resourceset ns/s: resources_template: ConfigMap/ns/x is owned by stevedore_resourceset ns/other (owner 0a1b); remove it from one of the sets`,
 		`-: resourceset ns/s: ConfigMap/ns/y exists now, but did not when the plan said the apply would create it; plan again`,
 		`-: resourceset ns/s: Deployment/ns/web: the API server refuses it, so apply would fail: refused`,
 	})

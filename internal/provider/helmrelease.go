@@ -471,9 +471,14 @@ func (r *helmReleaseResource) Create(ctx context.Context, req resource.CreateReq
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if saved, fps := r.reconcile(ctx, &plan, nil, nil, &resp.Diagnostics); saved {
+	// A new instance is a new owner, even over a name another
+	// configuration uses: the release records it, and only a release that
+	// carries it is this instance's to continue.
+	owner := kube.NewOwnerID()
+	if saved, fps := r.reconcile(ctx, &plan, nil, nil, owner, &resp.Diagnostics); saved {
 		resp.Diagnostics.Append(setModel(ctx, &resp.State, &plan)...)
 		resp.Diagnostics.Append(writeFingerprints(ctx, resp.Private, fps)...)
+		resp.Diagnostics.Append(writeOwner(ctx, resp.Private, owner)...)
 	}
 }
 
@@ -491,9 +496,11 @@ func (r *helmReleaseResource) Update(ctx context.Context, req resource.UpdateReq
 		resp.Diagnostics.Append(setModel(ctx, &resp.State, &plan)...)
 		return
 	}
-	if saved, fps := r.reconcile(ctx, &plan, &state, readFingerprints(ctx, req.Private), &resp.Diagnostics); saved {
+	owner := ownerOrNew(ctx, req.Private)
+	if saved, fps := r.reconcile(ctx, &plan, &state, readFingerprints(ctx, req.Private), owner, &resp.Diagnostics); saved {
 		resp.Diagnostics.Append(setModel(ctx, &resp.State, &plan)...)
 		resp.Diagnostics.Append(writeFingerprints(ctx, resp.Private, fps)...)
+		resp.Diagnostics.Append(writeOwner(ctx, resp.Private, owner)...)
 	}
 }
 
@@ -501,8 +508,9 @@ func (r *helmReleaseResource) Update(ctx context.Context, req resource.UpdateReq
 // happened. It reports whether m is to be saved: after a failure it is, when
 // the engine says what is in the cluster, so that the next apply continues
 // from there (a failed install is a release that exists, with its counters).
-// since and the fingerprints returned are the drift check's (private state).
-func (r *helmReleaseResource) reconcile(ctx context.Context, m, state *helmReleaseModel, since kube.Fingerprints, diags *diag.Diagnostics) (bool, kube.Fingerprints) {
+// since and the fingerprints returned are the drift check's (private state);
+// owner is the instance's owner ID.
+func (r *helmReleaseResource) reconcile(ctx context.Context, m, state *helmReleaseModel, since kube.Fingerprints, owner string, diags *diag.Diagnostics) (bool, kube.Fingerprints) {
 	m.ID = types.StringValue(m.Namespace.ValueString() + "/" + m.Name.ValueString())
 	// Unknown at plan when the name was: the defaults apply.
 	if m.ReleaseName.IsUnknown() {
@@ -529,6 +537,7 @@ func (r *helmReleaseResource) reconcile(ctx context.Context, m, state *helmRelea
 		return false, nil
 	}
 	setTriggers(ctx, spec, state, m)
+	spec.Owner = owner
 	prev, d := prevStatus(ctx, state)
 	diags.Append(d...)
 	if prev != nil {
@@ -626,7 +635,12 @@ func (r *helmReleaseResource) Delete(ctx context.Context, req resource.DeleteReq
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	if err := r.engine().Uninstall(ctx, spec); err != nil {
+	spec.Owner = readOwner(ctx, req.Private)
+	var elsewhere *release.OwnedElsewhereError
+	switch err := r.engine().Uninstall(ctx, spec); {
+	case errors.As(err, &elsewhere):
+		resp.Diagnostics.AddWarning("Release left installed", err.Error()+". Destroy removes this resource from the state only.")
+	case err != nil:
 		addReleaseDiag(&resp.Diagnostics, "Uninstall failed", err)
 	}
 }
@@ -695,6 +709,14 @@ func (r *helmReleaseResource) ImportState(ctx context.Context, req resource.Impo
 	m.Drift = emptyDrift()
 	m.Changes = types.ListNull(driftEntryType)
 	resp.Diagnostics.Append(setModel(ctx, &resp.State, &m)...)
+	// The import is the user saying "this release is this resource's": the
+	// instance takes the owner the release records, or a new one that its
+	// next upgrade records.
+	owner := imp.Owner
+	if owner == "" {
+		owner = kube.NewOwnerID()
+	}
+	resp.Diagnostics.Append(writeOwner(ctx, resp.Private, owner)...)
 }
 
 // importHint explains an ID that names no release when it is one that meant
@@ -792,27 +814,20 @@ func addReleaseDiag(diags *diag.Diagnostics, summary string, err error) {
 	}
 }
 
-// importAdvice says how to import the release e found, with the import ID
-// ImportState reads.
 // addConflictWarning says, at the plan of a create, what apply will do with
-// a release of the same name that is already in storage. Terraform plans a
-// tainted resource (one whose create failed) as a create, so the plan cannot
-// tell a replacement from a new resource; the release's origin labels tell
-// whether this resource made it.
+// a release of the same name that is already in storage. Terraform plans the
+// replacement of a tainted resource (one whose create failed) as a create,
+// so the plan cannot tell it from a new resource: the warning says what
+// happens in either case, and what the plan line says tells them apart.
 func addConflictWarning(diags *diag.Diagnostics, id string, e *release.ExistsError) {
-	if e.MadeHere {
-		diags.AddWarning("Failed release will be replaced",
-			about(release.Kind, id, "release %s (%s, revision %d) was installed by this resource and its create failed. "+
-				"Terraform replaces a resource whose create failed (\"tainted, so must be replaced\"): apply uninstalls this release "+
-				"and its objects first, then installs it again; it does not continue from the failed release. "+
-				"If this resource is not in the state at all, apply refuses to create it over the release. %s", e.ReleaseName, e.Status, e.Version, importAdvice(e)))
-		return
-	}
 	diags.AddWarning("Release already exists",
-		about(release.Kind, id, "%v. Apply refuses to create this resource over it, unless this plan replaces the resource "+
-			"(its release is then uninstalled first). %s", e, importAdvice(e)))
+		about(release.Kind, id, "%v. Apply refuses to create this resource over it and changes nothing, "+
+			"unless Terraform replaces this resource (the plan says it \"must be replaced\"): then the resource's destroy "+
+			"uninstalls its release first. %s", e, importAdvice(e)))
 }
 
+// importAdvice says how to import the release e found, with the import ID
+// ImportState reads.
 func importAdvice(e *release.ExistsError) string {
 	id := e.ImportID
 	return fmt.Sprintf("To manage it with this resource, import it (an import block, or terraform import) with the ID %q; "+

@@ -59,3 +59,44 @@ func writeFingerprints(ctx context.Context, p privateWriter, fps kube.Fingerprin
 	}
 	return p.SetKey(ctx, fingerprintsKey, raw)
 }
+
+// ownerKey is the private-state key of the resource instance's owner ID
+// (kube.NewOwnerID), which the cluster records on what the instance makes:
+// on a release's storage records, on a set's objects. It stays out of plans
+// and outputs; moving the state moves it along.
+const ownerKey = "owner"
+
+// readOwner reads the owner ID from p: "" for a state written before owners
+// were recorded.
+func readOwner(ctx context.Context, p privateReader) string {
+	if p == nil {
+		return ""
+	}
+	raw, diags := p.GetKey(ctx, ownerKey)
+	if diags.HasError() || len(raw) == 0 {
+		return ""
+	}
+	var id string
+	if json.Unmarshal(raw, &id) != nil {
+		return ""
+	}
+	return id
+}
+
+// writeOwner stores the owner ID id in p.
+func writeOwner(ctx context.Context, p privateWriter, id string) diag.Diagnostics {
+	if p == nil || id == "" {
+		return nil
+	}
+	raw, _ := json.Marshal(id) // a string always encodes
+	return p.SetKey(ctx, ownerKey, raw)
+}
+
+// ownerOrNew is the owner ID in p, or a new one for a state written before
+// owners were recorded: the next write to the cluster records it.
+func ownerOrNew(ctx context.Context, p privateReader) string {
+	if id := readOwner(ctx, p); id != "" {
+		return id
+	}
+	return kube.NewOwnerID()
+}

@@ -49,6 +49,7 @@ type resourceSetModel struct {
 	Timeout            types.String         `tfsdk:"timeout"`
 	ServiceAccountName types.String         `tfsdk:"service_account_name"`
 	Force              types.Bool           `tfsdk:"force"`
+	TakeOverFrom       types.List           `tfsdk:"take_over_from"`
 	CommonMetadata     *commonMetadataModel `tfsdk:"common_metadata"`
 	Dependencies       []dependencyModel    `tfsdk:"dependencies"`
 	InputsFrom         types.List           `tfsdk:"inputs_from"`
@@ -185,7 +186,7 @@ func setStepField(st *resourceset.Step, k string, v any) error {
 // specFrom builds the engine's spec; known is false when a value it needs is
 // not known yet.
 func specFrom(ctx context.Context, m *resourceSetModel) (spec *resourceset.Spec, known bool, diags diag.Diagnostics) {
-	for _, v := range []attr.Value{m.Name, m.Namespace, m.Inputs, m.Resources, m.ResourcesTemplate, m.Steps, m.Wait, m.Timeout, m.ServiceAccountName, m.Force} {
+	for _, v := range []attr.Value{m.Name, m.Namespace, m.Inputs, m.Resources, m.ResourcesTemplate, m.Steps, m.Wait, m.Timeout, m.ServiceAccountName, m.Force, m.TakeOverFrom} {
 		if v.IsUnknown() {
 			return nil, false, nil
 		}
@@ -198,6 +199,11 @@ func specFrom(ctx context.Context, m *resourceSetModel) (spec *resourceset.Spec,
 		ServiceAccountName: m.ServiceAccountName.ValueString(),
 		Force:              m.Force.ValueBool(),
 		Timeout:            resourceset.DefaultTimeout,
+	}
+	for _, v := range m.TakeOverFrom.Elements() {
+		if s, ok := v.(types.String); ok {
+			spec.TakeOverFrom = append(spec.TakeOverFrom, s.ValueString())
+		}
 	}
 	var err error
 	if spec.Inputs, err = goObjects(m.Inputs, "inputs"); err != nil {
@@ -290,6 +296,7 @@ func (r *resourceSetResource) ModifyPlan(ctx context.Context, req resource.Modif
 		prev, diags = inventoryEntries(ctx, state.Inventory)
 		resp.Diagnostics.Append(diags...)
 	}
+	spec.Owner, spec.Creating = readOwner(ctx, req.Private), state == nil
 	// The inputs of inputs_from are read once, for the render and the
 	// dry runs alike.
 	spec, err := r.engine().ResolveInputs(ctx, spec)
@@ -344,7 +351,8 @@ func sameSettings(a, b *resourceSetModel) bool {
 	if !a.InputsFrom.Equal(b.InputsFrom) || !a.InputStrategy.Equal(b.InputStrategy) {
 		return false
 	}
-	if !a.Steps.Equal(b.Steps) || !a.Wait.Equal(b.Wait) || !a.Timeout.Equal(b.Timeout) || !a.ServiceAccountName.Equal(b.ServiceAccountName) || !a.Force.Equal(b.Force) {
+	if !a.Steps.Equal(b.Steps) || !a.Wait.Equal(b.Wait) || !a.Timeout.Equal(b.Timeout) || !a.ServiceAccountName.Equal(b.ServiceAccountName) ||
+		!a.Force.Equal(b.Force) || !a.TakeOverFrom.Equal(b.TakeOverFrom) {
 		return false
 	}
 	if len(a.Dependencies) != len(b.Dependencies) {
@@ -364,9 +372,14 @@ func (r *resourceSetResource) Create(ctx context.Context, req resource.CreateReq
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	inSync := r.apply(ctx, &plan, nil, nil, &resp.Diagnostics)
+	// A new instance is a new owner, even over a name another
+	// configuration uses: its objects carry the ID, and only objects that
+	// carry it are the set's.
+	owner := kube.NewOwnerID()
+	inSync := r.apply(ctx, &plan, nil, nil, owner, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 	resp.Diagnostics.Append(writeFingerprints(ctx, resp.Private, inSync)...)
+	resp.Diagnostics.Append(writeOwner(ctx, resp.Private, owner)...)
 }
 
 func (r *resourceSetResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
@@ -378,7 +391,9 @@ func (r *resourceSetResource) Update(ctx context.Context, req resource.UpdateReq
 	}
 	prev, diags := inventoryEntries(ctx, state.Inventory)
 	resp.Diagnostics.Append(diags...)
-	inSync := r.apply(ctx, &plan, prev, inventorySteps(ctx, state.Inventory), &resp.Diagnostics)
+	// A state written before owners were recorded stays without one: its
+	// objects carry none, and the plan's dry runs did not add one.
+	inSync := r.apply(ctx, &plan, prev, inventorySteps(ctx, state.Inventory), readOwner(ctx, req.Private), &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 	resp.Diagnostics.Append(writeFingerprints(ctx, resp.Private, inSync)...)
 }
@@ -386,8 +401,9 @@ func (r *resourceSetResource) Update(ctx context.Context, req resource.UpdateReq
 // apply runs the engine and fills m, the plan, with what really happened, also
 // after a failure, so that the state saved with the error is the cluster's.
 // prevSteps are the steps of prev's entries. It returns the fingerprints of
-// the objects found in sync after the apply (private state).
-func (r *resourceSetResource) apply(ctx context.Context, m *resourceSetModel, prev []kube.Entry, prevSteps map[string]string, diags *diag.Diagnostics) kube.Fingerprints {
+// the objects found in sync after the apply (private state). owner is the
+// instance's owner ID.
+func (r *resourceSetResource) apply(ctx context.Context, m *resourceSetModel, prev []kube.Entry, prevSteps map[string]string, owner string, diags *diag.Diagnostics) kube.Fingerprints {
 	planned, d := plannedAdoptions(ctx, m.Inventory)
 	diags.Append(d...)
 	m.ID = types.StringValue(m.Namespace.ValueString() + "/" + m.Name.ValueString())
@@ -405,6 +421,7 @@ func (r *resourceSetResource) apply(ctx context.Context, m *resourceSetModel, pr
 		r.keepInventory(m, prev, prevSteps)
 		return nil
 	}
+	spec.Owner = owner
 	if len(spec.InputsFrom) > 0 && !m.Manifests.IsUnknown() && !m.Manifests.IsNull() {
 		// The providers are read again: inputs exported since the plan
 		// would apply objects the plan did not show.
@@ -469,6 +486,7 @@ func (r *resourceSetResource) Read(ctx context.Context, req resource.ReadRequest
 	if !known || resp.Diagnostics.HasError() {
 		return
 	}
+	spec.Owner = readOwner(ctx, req.Private)
 	inv, diags := inventoryEntries(ctx, state.Inventory)
 	resp.Diagnostics.Append(diags...)
 	report, err := r.engine().CheckDrift(ctx, spec, inv, readFingerprints(ctx, req.Private))
@@ -495,6 +513,7 @@ func (r *resourceSetResource) Delete(ctx context.Context, req resource.DeleteReq
 	if !known {
 		spec = &resourceset.Spec{Name: state.Name.ValueString(), Namespace: state.Namespace.ValueString(), Timeout: resourceset.DefaultTimeout}
 	}
+	spec.Owner = readOwner(ctx, req.Private)
 	inv, diags := inventoryEntries(ctx, state.Inventory)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {

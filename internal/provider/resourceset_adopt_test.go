@@ -293,7 +293,7 @@ resource "stevedore_resourceset" %q {
 			{Config: a},
 			{
 				Config:      a + set("own-b", "b"),
-				ExpectError: wrapped(`resourceset default/own-b: resources: ConfigMap/default/owned-shared is owned by resourceset default/own-a; remove it from one of the sets`),
+				ExpectError: wrapped(`resourceset default/own-b: resources: ConfigMap/default/owned-shared is owned by stevedore_resourceset default/own-a \(owner [0-9a-f]{32}\); remove it from one of the sets`),
 			},
 			{
 				Config: a,

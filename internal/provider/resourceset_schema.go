@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
@@ -14,6 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/resourceset"
 )
 
@@ -100,6 +102,16 @@ func resourceSetSchema() schema.Schema {
 			"service_account_name": schema.StringAttribute{
 				Optional:    true,
 				Description: "Impersonate this service account of `namespace` for every request, so that its RBAC bounds what the set may do.",
+			},
+			"take_over_from": schema.ListAttribute{
+				Optional: true, ElementType: types.StringType,
+				Validators: []validator.List{listvalidator.ValueStringsAre(stringvalidator.OneOf(kube.TakeOverNames...)), listvalidator.UniqueValues()},
+				MarkdownDescription: "Owners whose objects the set may take over, for a migration: `helm` (objects of a Helm release, " +
+					"`meta.helm.sh/release-name` or `app.kubernetes.io/managed-by: Helm`), `flux` (a Flux Kustomization's or HelmRelease's, " +
+					"`kustomize.toolkit.fluxcd.io/*` or `helm.toolkit.fluxcd.io/*` labels), `flux-operator` (a flux-operator ResourceSet's, " +
+					"`resourceset.fluxcd.controlplane.io/*` labels). Without it such objects are refused at plan, naming their owner. " +
+					"A taken-over object is the set's from then on: the plan warns, it is not `adopted`, and prune and destroy delete it. " +
+					"The objects of another `stevedore_resourceset` or `stevedore_helmrelease` are never taken over.",
 			},
 			"force": schema.BoolAttribute{
 				Optional: true, Computed: true, Default: booldefault.StaticBool(false),

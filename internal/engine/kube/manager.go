@@ -55,6 +55,8 @@ type ApplyOptions struct {
 	// WaitTimeout bounds the wait for CRDs and Namespaces to be established
 	// before the objects that depend on them are applied.
 	WaitTimeout time.Duration
+	// Claims are how the objects new to the applier are taken (see Claim).
+	Claims Claims
 }
 
 // applyWorkers is how many chunks of one kind are applied at once.
@@ -93,8 +95,9 @@ func (m *Manager) ApplyStaged(ctx context.Context, objs []*unstructured.Unstruct
 		if len(stage) == 0 {
 			continue
 		}
-		applied, err := m.rm.ApplyAll(ctx, stage, o)
+		applied, err := m.applyClaimed(ctx, stage, o, opts.Claims)
 		if err != nil {
+			cs.Append(applied.Entries)
 			return cs, err
 		}
 		cs.Append(applied.Entries)
@@ -113,7 +116,7 @@ func (m *Manager) ApplyStaged(ctx context.Context, objs []*unstructured.Unstruct
 		for end < len(rest) && rest[end].GroupVersionKind().GroupKind() == gk {
 			end++
 		}
-		if err := m.applyParallel(ctx, rest[start:end], o, cs); err != nil {
+		if err := m.applyParallel(ctx, rest[start:end], o, opts.Claims, cs); err != nil {
 			return cs, err
 		}
 		start = end
@@ -163,7 +166,7 @@ var crdKind = schema.GroupKind{Group: "apiextensions.k8s.io", Kind: "CustomResou
 
 // applyParallel applies objects of one kind in chunks, concurrently, adding
 // the entries of the chunks that succeeded to cs in order.
-func (m *Manager) applyParallel(ctx context.Context, objs []*unstructured.Unstructured, o ssa.ApplyOptions, cs *ssa.ChangeSet) error {
+func (m *Manager) applyParallel(ctx context.Context, objs []*unstructured.Unstructured, o ssa.ApplyOptions, claims Claims, cs *ssa.ChangeSet) error {
 	size := (len(objs) + applyWorkers - 1) / applyWorkers
 	if size < 16 {
 		size = 16 // below this, a chunk's round trips cost more than they save
@@ -179,7 +182,7 @@ func (m *Manager) applyParallel(ctx context.Context, objs []*unstructured.Unstru
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i], errs[i] = m.rm.ApplyAll(ctx, chunk, o)
+			results[i], errs[i] = m.applyClaimed(ctx, chunk, o, claims)
 		}()
 	}
 	wg.Wait()

@@ -106,7 +106,25 @@ func (r *request) install(ctx context.Context, s releaseState) error {
 	} else {
 		_, err = newInstall(cfg, spec, r.name, r.sess.releaseNS, s).RunWithContext(ctx, r.chart, r.values)
 	}
+	if nameTaken(err) && len(obs.releases()) == 0 {
+		// Another apply created the release between our look at storage
+		// and Helm's: the API server let exactly one create the record.
+		// Nothing of ours was written; this is not a failed install.
+		return r.lostRace()
+	}
 	return r.recordResult(actionInstall, obs, err)
+}
+
+// lostRace is the error of an install that found the release name taken by
+// another apply's install, naming its owner.
+func (r *request) lostRace() error {
+	rls, err := r.sess.storage(nil).Last(r.name)
+	if err != nil {
+		return fmt.Errorf("another apply installed release %s in storage namespace %s first (reading it failed: %w)", r.name, r.sess.storageNS, err)
+	}
+	e := existsError(rls, r.spec, r.sess.storageNS)
+	e.Raced = true
+	return e
 }
 
 func (r *request) upgrade(ctx context.Context, s releaseState) error {

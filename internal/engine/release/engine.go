@@ -178,6 +178,11 @@ func (e *Engine) Reconcile(ctx context.Context, spec *Spec, prev *Status) (*Stat
 		}
 	}
 	err = r.reconcile(ctx)
+	if ex := (*ExistsError)(nil); prev == nil && errors.As(err, &ex) {
+		// Lost the race for the name: nothing was written, nothing is
+		// saved, so a destroy cannot uninstall the winner's release.
+		return nil, objectError(spec, err)
+	}
 	if dependencyProblem(err) && !r.acted {
 		// Nothing was done: no release was written, no failure counted.
 		return untouched(prev, err), objectError(spec, err)
@@ -224,6 +229,9 @@ func (e *Engine) Uninstall(ctx context.Context, spec *Spec) error {
 	}
 	if rls.Info != nil && rls.Info.Status == helmrelease.StatusUninstalled && spec.Uninstall.KeepHistory {
 		return nil // uninstalled before, history kept as asked
+	}
+	if id := rls.Labels[kube.OwnerLabel]; spec.Owner != "" && id != "" && id != spec.Owner {
+		return objectError(spec, &OwnedElsewhereError{ReleaseName: name, StorageNamespace: sess.storageNS, Owner: releaseOwner(rls)})
 	}
 	un := newUninstall(cfg, spec)
 	un.IgnoreNotFound = true

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	helmrelease "helm.sh/helm/v3/pkg/release"
@@ -311,7 +312,7 @@ func TestReconcile_remediateLastFailure(t *testing.T) {
 // pendingInstall writes revision 1 of release name in ns as an install
 // killed halfway leaves it: pending-install, with a manifest whose objects
 // carry the origin labels of the resource origin (namespace/name).
-func pendingInstall(t *testing.T, e *Engine, ns, name, chartPath, origin string) *storage.Storage {
+func pendingInstall(t *testing.T, e *Engine, ns, name, chartPath, origin, owner string) *storage.Storage {
 	t.Helper()
 	ch, err := loader.Load(chartPath)
 	if err != nil {
@@ -329,23 +330,28 @@ func pendingInstall(t *testing.T, e *Engine, ns, name, chartPath, origin string)
 	now := helmtime.Now()
 	stuck := &helmrelease.Release{Name: name, Namespace: ns, Version: 1, Chart: ch, Config: map[string]any{}, Manifest: manifest,
 		Info: &helmrelease.Info{Status: helmrelease.StatusPendingInstall, FirstDeployed: now, LastDeployed: now, Description: "Initial install underway"}}
+	if owner != "" {
+		stuck.Labels = map[string]string{kube.OwnerLabel: owner}
+	}
 	if err := store.Create(stuck); err != nil {
 		t.Fatal(err)
 	}
 	return store
 }
 
-// A release stuck in pending-install by a create of this resource that was
-// killed before it saved state is unlocked (marked failed) and upgraded.
+// A release stuck in pending-install by an earlier round of this same create
+// (it carries the instance's owner ID) is unlocked (marked failed) and
+// upgraded.
 func TestReconcile_unlocksPendingInstall(t *testing.T) {
 	t.Parallel()
 	ctx := testenv.Context(t)
 	e, c := newEngine(t)
 	ns := makeNamespace(t, c)
 	path, digest := podinfo(t, "1.0.0")
-	store := pendingInstall(t, e, ns, "locked", path, ns+"/locked")
+	owner := kube.NewOwnerID()
+	store := pendingInstall(t, e, ns, "locked", path, ns+"/locked", owner)
 
-	spec := &Spec{Name: "locked", Namespace: ns, Timeout: time.Minute, MaxHistory: 5, ChartPath: path, ChartDigest: digest}
+	spec := &Spec{Name: "locked", Namespace: ns, Owner: owner, Timeout: time.Minute, MaxHistory: 5, ChartPath: path, ChartDigest: digest}
 	if p, err := e.Plan(ctx, spec, nil); err != nil || p.Action != ActionUnlock || p.Conflict != nil {
 		t.Fatalf("plan = %+v, %v", p, err)
 	}

@@ -30,6 +30,7 @@ func newInstall(cfg *action.Configuration, spec *Spec, name, namespace string, s
 	// The release namespace: target_namespace, else namespace, as Flux's.
 	in.CreateNamespace = spec.Install.CreateNamespace
 	in.PostRenderer = newPostRenderer(spec)
+	in.Labels = ownerLabels(spec)
 	return in
 }
 
@@ -50,6 +51,9 @@ func newUpgrade(cfg *action.Configuration, spec *Spec, namespace string) *action
 	up.Devel = true
 	up.SkipCRDs = true // applied before, with our policy
 	up.PostRenderer = newPostRenderer(spec)
+	// Helm merges these into the previous record's labels: an upgrade
+	// stamps a release made before owners were recorded, or imported.
+	up.Labels = ownerLabels(spec)
 	return up
 }
 

@@ -7,6 +7,8 @@ import (
 
 	helmrelease "helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage/driver"
+
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
 )
 
 // Imported is what Import reads of a running release.
@@ -16,6 +18,10 @@ type Imported struct {
 	// configuration that matches the running release plans empty.
 	Values          map[string]any
 	TargetNamespace string
+	// Owner is the owner ID the release carries, "" when none: the
+	// importing instance takes it as its own, so that the owner recorded in
+	// the cluster and in state agree.
+	Owner string
 }
 
 // Import reads the release name from storageNS, made elsewhere, into a status, so that state
@@ -46,7 +52,7 @@ func (e *Engine) Import(ctx context.Context, storageNS, name string) (*Imported,
 	}
 	st := statusFromHistory(hist, nil)
 	st.ReleaseName, st.StorageNamespace = name, storageNS
-	return &Imported{Status: st, Values: normalizeValues(last.Config), TargetNamespace: last.Namespace}, nil
+	return &Imported{Status: st, Values: normalizeValues(last.Config), TargetNamespace: last.Namespace, Owner: last.Labels[kube.OwnerLabel]}, nil
 }
 
 // NotFoundError says that there is no release to import.

@@ -1,17 +1,23 @@
 package release
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 
 	helmrelease "helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v3/pkg/storage/driver"
 
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
 )
 
 // ExistsError says that a create found a release of the same name in storage
-// that this resource did not make: another workspace's, a `helm install`, a
-// Flux HelmRelease. Taking it over would upgrade it now and uninstall it on
-// destroy, so create refuses and the provider says how to import it.
+// that this resource instance did not make: another configuration's (even
+// one that reuses this resource's name and namespace), a `helm install`, a
+// Flux HelmRelease, or this resource's own create that was killed before it
+// could save state, which nothing can tell from another's. Taking it over
+// would upgrade it now and uninstall it on destroy, so create refuses and the
+// provider says how to import it.
 type ExistsError struct {
 	ReleaseName      string
 	StorageNamespace string
@@ -19,44 +25,78 @@ type ExistsError struct {
 	Status           string
 	Version          int
 	Chart            string // name@version
+	// Owner is who made the release, as its storage labels and its objects
+	// say.
+	Owner kube.Owner
+	// Raced says that the release appeared while this create was about to
+	// install it: another apply won the race for the name.
+	Raced bool
 	// ImportID is the import ID that brings this release under the resource
 	// that found it (see ImportIDOf).
 	ImportID string
-	// MadeHere says that the release's objects carry the origin labels of
-	// the resource that found it: a create of that resource made it and
-	// failed (Terraform then taints the resource, and its next plan replaces
-	// it: uninstall first, then install), or the resource was removed from
-	// the state.
-	MadeHere bool
 }
 
 func (e *ExistsError) Error() string {
-	found := fmt.Sprintf("release %s already exists in storage namespace %s (%s, revision %d, chart %s)",
-		e.ReleaseName, e.StorageNamespace, e.Status, e.Version, e.Chart)
-	if e.MadeHere {
-		return found + " and is not in this resource's state, though its objects carry this resource's labels; " +
-			"stevedore does not take over a release it does not track"
+	var b strings.Builder
+	if e.Raced {
+		fmt.Fprintf(&b, "another apply installed release %s in storage namespace %s first", e.ReleaseName, e.StorageNamespace)
+	} else {
+		fmt.Fprintf(&b, "release %s already exists in storage namespace %s", e.ReleaseName, e.StorageNamespace)
 	}
-	return found + " and was not made by this resource; stevedore does not take over a release it did not install"
+	fmt.Fprintf(&b, " (%s, revision %d, chart %s), made by %s", e.Status, e.Version, e.Chart, e.Owner)
+	if e.Status == helmrelease.StatusPendingInstall.String() {
+		b.WriteString("; it is being installed right now, or an apply was killed while installing it")
+	}
+	b.WriteString("; stevedore does not take over a release that this resource instance did not install")
+	return b.String()
+}
+
+// ownerLabels are the labels of the release records spec's instance writes.
+func ownerLabels(spec *Spec) map[string]string {
+	if spec.Owner == "" {
+		return nil
+	}
+	return map[string]string{kube.OwnerLabel: spec.Owner}
+}
+
+// releaseOwner says who made rls: a stevedore resource instance by its owner
+// label, else whoever the labels and annotations of its objects name, else
+// Helm.
+func releaseOwner(rls *helmrelease.Release) kube.Owner {
+	var own kube.Owner
+	if objs, err := kube.ReadObjects(rls.Manifest); err == nil && len(objs) > 0 {
+		own = kube.OwnerOf(objs[0].GetLabels(), objs[0].GetAnnotations())
+	}
+	if id := rls.Labels[kube.OwnerLabel]; id != "" {
+		own.Kind, own.ID = kube.OwnedByRelease, id
+	}
+	if own.Kind == kube.OwnedByNobody {
+		own = kube.Owner{Kind: kube.OwnedByHelm, Namespace: rls.Namespace, Name: rls.Name}
+	}
+	return own
+}
+
+// ownedBy reports whether rls carries spec's owner ID.
+func ownedBy(rls *helmrelease.Release, spec *Spec) bool {
+	return spec.Owner != "" && rls.Labels[kube.OwnerLabel] == spec.Owner
 }
 
 // createConflict is what a create finds in storage that it must not touch, or
-// nil. A create may go on over:
-//   - no release, or an uninstalled one kept in history (install replaces it,
-//     as Helm's --replace does);
-//   - the first revision of a release left pending-install by an apply of
-//     this resource that was killed before it could save state: its objects
-//     carry this resource's origin labels, and nobody else's release does.
+// nil. A create goes on over no release, over an uninstalled one kept in
+// history (install replaces it, as Helm's --replace does), and over a release
+// that carries its own owner ID: what an earlier round of this same apply
+// wrote. Anything else belongs to someone it cannot prove is itself.
 func createConflict(s releaseState, spec *Spec, storageNS string) *ExistsError {
 	rls := s.rls
-	if s.kind == stateAbsent || rls == nil {
+	if s.kind == stateAbsent || rls == nil || ownedBy(rls, spec) {
 		return nil
 	}
-	if rls.Info != nil && rls.Info.Status == helmrelease.StatusPendingInstall && rls.Version == 1 && madeBy(rls, spec) {
-		return nil
-	}
+	return existsError(rls, spec, storageNS)
+}
+
+func existsError(rls *helmrelease.Release, spec *Spec, storageNS string) *ExistsError {
 	e := &ExistsError{ReleaseName: rls.Name, StorageNamespace: storageNS, TargetNamespace: rls.Namespace, Version: rls.Version,
-		ImportID: ImportIDOf(spec, rls.Name, storageNS, rls.Namespace), MadeHere: madeBy(rls, spec)}
+		ImportID: ImportIDOf(spec, rls.Name, storageNS, rls.Namespace), Owner: releaseOwner(rls)}
 	if rls.Info != nil {
 		e.Status = rls.Info.Status.String()
 	}
@@ -66,19 +106,25 @@ func createConflict(s releaseState, spec *Spec, storageNS string) *ExistsError {
 	return e
 }
 
-// madeBy reports whether every object of rls's manifest carries the origin
-// labels that post-rendering puts on the objects of spec's releases. An empty
-// manifest proves nothing.
-func madeBy(rls *helmrelease.Release, spec *Spec) bool {
-	objs, err := kube.ReadObjects(rls.Manifest)
-	if err != nil || len(objs) == 0 {
-		return false
-	}
-	for _, o := range objs {
-		l := o.GetLabels()
-		if l[OriginNameLabel] != spec.Name || l[OriginNamespaceLabel] != spec.Namespace {
-			return false
-		}
-	}
-	return true
+// nameTaken reports whether err is Helm's refusal to install over a release
+// that appeared since the create looked: its storage's create found the
+// record (the API server's AlreadyExists), or its check found the name in
+// use.
+func nameTaken(err error) bool {
+	return errors.Is(err, driver.ErrReleaseExists) || (err != nil && strings.Contains(err.Error(), "cannot re-use a name that is still in use"))
+}
+
+// OwnedElsewhereError says that destroy found the release stamped with
+// another instance's owner ID: another configuration imported it and upgraded
+// it since. Uninstalling it would delete what that configuration manages, so
+// destroy leaves it.
+type OwnedElsewhereError struct {
+	ReleaseName      string
+	StorageNamespace string
+	Owner            kube.Owner
+}
+
+func (e *OwnedElsewhereError) Error() string {
+	return fmt.Sprintf("release %s in storage namespace %s is now owned by %s, not by this resource instance; it is left installed",
+		e.ReleaseName, e.StorageNamespace, e.Owner)
 }

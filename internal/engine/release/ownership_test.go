@@ -3,10 +3,13 @@ package release
 import (
 	"errors"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
 )
 
@@ -30,7 +33,7 @@ func TestReconcile_createRefusesAReleaseItDidNotMake(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Conflict == nil || p.Conflict.ReleaseName != "theirs" || p.Conflict.StorageNamespace != ns || p.Conflict.Status != "deployed" || p.Conflict.MadeHere {
+	if p.Conflict == nil || p.Conflict.ReleaseName != "theirs" || p.Conflict.StorageNamespace != ns || p.Conflict.Status != "deployed" || p.Conflict.Owner.Kind != kube.OwnedByHelm {
 		t.Fatalf("plan conflict = %+v", p.Conflict)
 	}
 	st, err := e.Reconcile(ctx, spec, nil)
@@ -49,20 +52,94 @@ func TestReconcile_createRefusesAReleaseItDidNotMake(t *testing.T) {
 	}
 }
 
-// A pending-install release whose objects carry another resource's origin
-// labels is not an interrupted create of this one: refused.
-func TestReconcile_createRefusesAnotherResourcesPendingInstall(t *testing.T) {
+// A pending-install release is this create's own only when it carries the
+// instance's owner ID. One made by another instance (another configuration
+// that reuses this resource's name and namespace: its objects carry the same
+// origin labels), or by an instance that recorded no owner, or by a killed
+// create of this resource (which nothing can tell from another's), is
+// refused, naming its owner, and left as it was.
+func TestReconcile_createRefusesAnotherInstancesPendingInstall(t *testing.T) {
 	t.Parallel()
 	ctx := testenv.Context(t)
 	e, c := newEngine(t)
 	ns := makeNamespace(t, c)
 	path, digest := podinfo(t, "1.0.0")
-	pendingInstall(t, e, ns, "shared", path, "elsewhere/shared")
-	spec := &Spec{Name: "shared", Namespace: ns, Timeout: time.Minute, MaxHistory: 5, ChartPath: path, ChartDigest: digest}
-	st, err := e.Reconcile(ctx, spec, nil)
-	var exists *ExistsError
-	if !errors.As(err, &exists) || st != nil || exists.Status != "pending-install" {
-		t.Fatalf("create over another resource's pending install: status %+v, error %v", st, err)
+	for _, owner := range []string{kube.NewOwnerID(), ""} {
+		name := testenv.UniqueName(t, "shared")
+		pendingInstall(t, e, ns, name, path, ns+"/"+name, owner)
+		spec := &Spec{Name: name, Namespace: ns, Owner: kube.NewOwnerID(), Timeout: time.Minute, MaxHistory: 5, ChartPath: path, ChartDigest: digest}
+		st, err := e.Reconcile(ctx, spec, nil)
+		var exists *ExistsError
+		if !errors.As(err, &exists) || st != nil || exists.Status != "pending-install" || exists.Owner.ID != owner ||
+			exists.Owner.Kind != kube.OwnedByRelease || exists.ImportID != ns+"/"+name {
+			t.Fatalf("owner %q: create over another instance's pending install: status %+v, error %v (%+v)", owner, st, err, exists)
+		}
+		if !strings.Contains(err.Error(), "it is being installed right now, or an apply was killed while installing it") {
+			t.Errorf("error does not say the release may be installing now: %v", err)
+		}
+		if got, _ := testenv.ReleaseRevisions(testenv.Need(t).Cluster.Kubeconfig, ns, name); !slices.Equal(got, []string{"1:pending-install"}) {
+			t.Errorf("owner %q: the other release was changed: %v", owner, got)
+		}
+	}
+}
+
+// Two creates of one release name by two instances at once: the API server
+// lets exactly one create the release record, and the other fails before it
+// writes anything, naming the winner's owner ID, with no status to save (so
+// its destroy cannot uninstall the winner's release). Repeated, with a fresh
+// name each time.
+func TestReconcile_concurrentCreatesExactlyOneWins(t *testing.T) {
+	t.Parallel()
+	ctx := testenv.Context(t)
+	e, c := newEngine(t)
+	ns := makeNamespace(t, c)
+	path, digest := podinfo(t, "1.0.0")
+	kubeconfig := testenv.Need(t).Cluster.Kubeconfig
+	for round := range 5 {
+		name := testenv.UniqueName(t, "race")
+		specs := []*Spec{
+			{Name: name, Namespace: ns, Owner: kube.NewOwnerID(), Timeout: time.Minute, MaxHistory: 5, ChartPath: path, ChartDigest: digest},
+			{Name: name, Namespace: ns, Owner: kube.NewOwnerID(), Timeout: time.Minute, MaxHistory: 5, ChartPath: path, ChartDigest: digest},
+		}
+		sts := make([]*Status, 2)
+		errs := make([]error, 2)
+		var wg sync.WaitGroup
+		for i := range specs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				sts[i], errs[i] = e.Reconcile(ctx, specs[i], nil)
+			}()
+		}
+		wg.Wait()
+		won := -1
+		for i := range specs {
+			if errs[i] == nil {
+				if won >= 0 {
+					t.Fatalf("round %d: both creates succeeded", round)
+				}
+				won = i
+			}
+		}
+		if won < 0 {
+			t.Fatalf("round %d: no create succeeded: %v; %v", round, errs[0], errs[1])
+		}
+		lost := 1 - won
+		var exists *ExistsError
+		if !errors.As(errs[lost], &exists) || sts[lost] != nil || exists.Owner.ID != specs[won].Owner {
+			t.Fatalf("round %d: the loser's error does not name the winner %s: status %+v, error %v", round, specs[won].Owner, sts[lost], errs[lost])
+		}
+		if got, _ := testenv.ReleaseRevisions(kubeconfig, ns, name); !slices.Equal(got, []string{"1:deployed"}) {
+			t.Fatalf("round %d: revisions %v, want the winner's one", round, got)
+		}
+		// The loser's destroy (had it saved anything) would not uninstall
+		// the winner's release.
+		if err := e.Uninstall(ctx, specs[lost]); err == nil {
+			t.Fatalf("round %d: the loser's uninstall went ahead over the winner's release", round)
+		}
+		if err := e.Uninstall(ctx, specs[won]); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

@@ -32,8 +32,8 @@ import (
 // of the resource that made it, as helm-controller labels objects with its
 // HelmRelease's.
 const (
-	OriginNameLabel      = kube.OwnerGroup + "/name"
-	OriginNamespaceLabel = kube.OwnerGroup + "/namespace"
+	OriginNameLabel      = kube.ReleaseNameLabel
+	OriginNamespaceLabel = kube.ReleaseNamespaceLabel
 )
 
 // renderStep is one stage of the post-rendering chain.

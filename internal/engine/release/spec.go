@@ -85,6 +85,12 @@ type Spec struct {
 	Namespace string
 	// ReleaseName is the Helm release name; empty means ReleaseName(spec).
 	ReleaseName string
+	// Owner is the owner ID of the resource instance (kube.NewOwnerID): every
+	// release record an install or upgrade writes carries it as the label
+	// kube.OwnerLabel, and a create goes on over a release in storage only
+	// when it carries this ID. Empty when the instance has none: the plan of
+	// a create, or a state written before owners were recorded.
+	Owner string
 	// TargetNamespace is where the release's objects go; empty means Namespace.
 	TargetNamespace string
 	// StorageNamespace holds Helm's release Secrets; empty means Namespace,

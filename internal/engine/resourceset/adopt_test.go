@@ -5,8 +5,10 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"maps"
 	"strings"
+	"sync"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -263,7 +265,7 @@ metadata: {name: stale-other}
 func TestEngine_refusesObjectOwnedByAnotherSet(t *testing.T) {
 	ctx := testenv.Context(t)
 	e, c := newEngine(t)
-	a := &Spec{Name: "owner-a", Namespace: "default",
+	a := &Spec{Name: "owner-a", Namespace: "default", Owner: kube.NewOwnerID(),
 		ResourcesTemplate: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: contested}\ndata: {by: a}\n"}
 	resA, err := e.Apply(ctx, a, nil, nil)
 	if err != nil {
@@ -275,8 +277,8 @@ func TestEngine_refusesObjectOwnedByAnotherSet(t *testing.T) {
 	}
 	_, err = e.Plan(ctx, b, nil)
 	var oe *OwnershipError
-	if !errors.As(err, &oe) || oe.Owner != "default/owner-a" || fielderr.PathOf(err) != "resources" ||
-		err.Error() != "resourceset default/owner-b: resources: ConfigMap/default/contested is owned by resourceset default/owner-a; remove it from one of the sets" {
+	if !errors.As(err, &oe) || oe.Owner.Name != "owner-a" || fielderr.PathOf(err) != "resources" ||
+		err.Error() != "resourceset default/owner-b: resources: ConfigMap/default/contested is owned by stevedore_resourceset default/owner-a (owner "+a.Owner+"); remove it from one of the sets" {
 		t.Fatalf("plan: want an ownership error naming owner-a on resources, got %v (%+v)", err, oe)
 	}
 	// In resources_template instead.
@@ -286,7 +288,7 @@ func TestEngine_refusesObjectOwnedByAnotherSet(t *testing.T) {
 	}
 
 	res, err := e.Apply(ctx, b, nil, nil)
-	if !errors.As(err, &oe) || oe.Owner != "default/owner-a" {
+	if !errors.As(err, &oe) || oe.Owner.Name != "owner-a" {
 		t.Fatalf("apply: want an ownership error naming owner-a, got %v", err)
 	}
 	if len(res.Inventory) != 0 {
@@ -307,39 +309,227 @@ func TestEngine_refusesObjectOwnedByAnotherSet(t *testing.T) {
 	}
 }
 
-// An object new to the inventory that already carries this set's owner labels
-// (an apply that left no state) plans with its adoption undecided; the apply
-// adopts it.
+// An object new to the inventory that carries this set's name labels but not
+// its instance's owner ID (another configuration that reuses the name, or a
+// killed create of this set, which nothing tells apart; here one made before
+// owners were recorded) plans undecided with a warning at the plan of a
+// create, and the apply, with an owner ID, refuses it naming the import ID. A
+// set whose state recorded no owner (made before owners were recorded) still
+// owns it, as it did.
 func TestEngine_ownLabelledObjectUndecidedAtPlan(t *testing.T) {
 	ctx := testenv.Context(t)
 	e, c := newEngine(t)
 	createConfigMap(t, c, "default", "leftover", nil, map[string]string{NameLabel: "leftover", NamespaceLabel: "default"})
-	spec := &Spec{Name: "leftover", Namespace: "default",
+	spec := &Spec{Name: "leftover", Namespace: "default", Creating: true,
 		ResourcesTemplate: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: leftover}\n"}
 	const id = "default_leftover__ConfigMap"
 	plan, err := e.Plan(ctx, spec, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !plan.Undecided[id] {
-		t.Fatalf("want %s undecided, got %v", id, plan.Undecided)
+	if !plan.Undecided[id] || len(plan.Warnings) != 1 || plan.Warnings[0].Summary != "Objects of another set of this name" ||
+		!strings.Contains(plan.Warnings[0].Message, `import the set with the ID "default/leftover"`) {
+		t.Fatalf("want %s undecided with a warning, got %v %+v", id, plan.Undecided, plan.Warnings)
 	}
 	// The prior inventory decides without asking the cluster.
-	plan, err = e.Plan(ctx, spec, []kube.Entry{{ID: id, V: "v1"}})
+	legacy := *spec
+	legacy.Creating = false
+	plan, err = e.Plan(ctx, &legacy, []kube.Entry{{ID: id, V: "v1"}})
 	if err != nil || len(plan.Undecided) != 0 || plan.Inventory[0].Adopted {
 		t.Fatalf("with the entry in the prior inventory: %+v, %v", plan, err)
 	}
-	res, err := e.Apply(ctx, spec, nil, nil)
+	created := *spec
+	created.Creating, created.Owner = false, kube.NewOwnerID()
+	var oe *OwnershipError
+	if _, err := e.Apply(ctx, &created, nil, nil); !errors.As(err, &oe) || !oe.Namesake || oe.ImportID != "default/leftover" {
+		t.Fatalf("apply of a new instance: want a namesake ownership error, got %v", err)
+	}
+	res, err := e.Apply(ctx, &legacy, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !res.Inventory[0].Adopted {
 		t.Fatal("an existing object must be applied as adopted")
 	}
-	if _, err := e.Delete(ctx, spec, res.Inventory); err != nil {
+	if _, err := e.Delete(ctx, &legacy, res.Inventory); err != nil {
 		t.Fatal(err)
 	}
 	if o := ownerOf(t, c, "v1", "ConfigMap", "default", "leftover"); o != "" {
 		t.Fatalf("owner labels left: %s", o)
+	}
+}
+
+// Two configurations that reuse a set's name and namespace are two owners: the
+// second's plan warns and its apply refuses the first's object, changing
+// nothing; the first's destroy then deletes the object it created.
+func TestEngine_sameNameInTwoConfigurations(t *testing.T) {
+	ctx := testenv.Context(t)
+	e, c := newEngine(t)
+	ns := testenv.Namespace(t, c, "own")
+	tmpl := func(v string) string {
+		return "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm-shared}\ndata: {v: " + v + "}\n"
+	}
+	first := &Spec{Name: "same", Namespace: ns, Owner: kube.NewOwnerID(), ResourcesTemplate: tmpl("first")}
+	res1, err := e.Apply(ctx, first, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := &Spec{Name: "same", Namespace: ns, Creating: true, ResourcesTemplate: tmpl("second")}
+	plan, err := e.Plan(ctx, second, nil)
+	if err != nil || len(plan.Undecided) != 1 || len(plan.Warnings) != 1 || !strings.Contains(plan.Warnings[0].Message, first.Owner) {
+		t.Fatalf("second plan: %+v, %v", plan, err)
+	}
+	second.Creating, second.Owner = false, kube.NewOwnerID()
+	var oe *OwnershipError
+	if _, err := e.Apply(ctx, second, nil, Adoptions{}); !errors.As(err, &oe) || !oe.Namesake || oe.Owner.ID != first.Owner {
+		t.Fatalf("second apply: want a namesake ownership error naming %s, got %v", first.Owner, err)
+	}
+	if u, _ := get(t, c, "v1", "ConfigMap", ns, "cm-shared"); u.Object["data"].(map[string]any)["v"] != "first" {
+		t.Fatalf("the first set's object was overwritten: %v", u.Object["data"])
+	}
+	if _, err := e.Delete(ctx, first, res1.Inventory); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := get(t, c, "v1", "ConfigMap", ns, "cm-shared"); ok {
+		t.Fatal("the first set's destroy left its object")
+	}
+}
+
+// An object of a Helm release, of Flux or of flux-operator is refused at plan,
+// naming the owner and the take_over_from value that would allow it; with
+// that value the set takes it over (a warning at plan), owns it (not adopted)
+// and deletes it on destroy. Another stevedore release's object is never
+// taken over.
+func TestEngine_foreignOwnersRefusedUnlessTakenOver(t *testing.T) {
+	ctx := testenv.Context(t)
+	e, c := newEngine(t)
+	ns := testenv.Namespace(t, c, "own")
+	for _, tc := range []struct {
+		name        string
+		labels, ann map[string]string
+		owner       string
+		takeOver    string
+	}{
+		{"helm", map[string]string{"app.kubernetes.io/managed-by": "Helm"}, map[string]string{"meta.helm.sh/release-name": "web", "meta.helm.sh/release-namespace": ns},
+			"Helm release " + ns + "/web", kube.TakeOverHelm},
+		{"flux", map[string]string{"kustomize.toolkit.fluxcd.io/name": "apps", "kustomize.toolkit.fluxcd.io/namespace": "flux-system"}, nil,
+			"Flux Kustomization flux-system/apps", kube.TakeOverFlux},
+		{"flux-operator", map[string]string{"resourceset.fluxcd.controlplane.io/name": "rs", "resourceset.fluxcd.controlplane.io/namespace": "flux-system"}, nil,
+			"flux-operator ResourceSet flux-system/rs", kube.TakeOverFluxOperator},
+		{"release", map[string]string{kube.ReleaseNameLabel: "podinfo", kube.ReleaseNamespaceLabel: ns}, nil,
+			"stevedore_helmrelease " + ns + "/podinfo", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			name := "foreign-" + tc.name
+			cm := &corev1.ConfigMap{Data: map[string]string{"by": "them"}}
+			cm.Namespace, cm.Name, cm.Labels, cm.Annotations = ns, name, tc.labels, tc.ann
+			if err := c.Create(ctx, cm); err != nil {
+				t.Fatal(err)
+			}
+			spec := &Spec{Name: "taker-" + tc.name, Namespace: ns, Owner: kube.NewOwnerID(),
+				ResourcesTemplate: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + name + "}\ndata: {by: us}\n"}
+			var oe *OwnershipError
+			_, err := e.Plan(ctx, spec, nil)
+			if !errors.As(err, &oe) || oe.Owner.String() != tc.owner || fielderr.PathOf(err) != "resources_template" {
+				t.Fatalf("plan: want an ownership error naming %s, got %v", tc.owner, err)
+			}
+			if tc.takeOver == "" {
+				for _, v := range kube.TakeOverNames {
+					spec.TakeOverFrom = append(spec.TakeOverFrom, v)
+				}
+				if _, err := e.Apply(ctx, spec, nil, nil); !errors.As(err, &oe) {
+					t.Fatalf("apply with every take_over_from: want an ownership error, got %v", err)
+				}
+				return
+			}
+			if !strings.Contains(err.Error(), `add "`+tc.takeOver+`" to take_over_from`) {
+				t.Errorf("the error does not say how to take it over: %v", err)
+			}
+			spec.TakeOverFrom = []string{tc.takeOver}
+			plan, err := e.Plan(ctx, spec, nil)
+			if err != nil || len(plan.Warnings) != 1 || plan.Warnings[0].Summary != "Objects taken over" || plan.Inventory[0].Adopted {
+				t.Fatalf("plan with take_over_from: %+v, %v", plan, err)
+			}
+			res, err := e.Apply(ctx, spec, nil, adoptionsOf(plan.Inventory))
+			if err != nil || res.Inventory[0].Adopted {
+				t.Fatalf("apply with take_over_from: %+v, %v", res, err)
+			}
+			if u, _ := get(t, c, "v1", "ConfigMap", ns, name); u.Object["data"].(map[string]any)["by"] != "us" {
+				t.Fatalf("not taken over: %v", u.Object["data"])
+			}
+			if _, err := e.Delete(ctx, spec, res.Inventory); err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := get(t, c, "v1", "ConfigMap", ns, name); ok {
+				t.Fatal("a taken-over object survived the destroy of the set that owns it")
+			}
+		})
+	}
+}
+
+// Two sets that race for one new object: the API server lets exactly one
+// create it, and the other fails before it writes it, naming the winner; the
+// object holds the winner's content, and only the winner records it.
+// Repeated, with a fresh object each time.
+func TestEngine_concurrentClaimsExactlyOneWins(t *testing.T) {
+	ctx := testenv.Context(t)
+	e, c := newEngine(t)
+	ns := testenv.Namespace(t, c, "own")
+	for round := range 5 {
+		name := fmt.Sprintf("contested-%d", round)
+		specs := make([]*Spec, 2)
+		for i := range specs {
+			specs[i] = &Spec{Name: fmt.Sprintf("racer-%d-%d", round, i), Namespace: ns, Owner: kube.NewOwnerID(),
+				ResourcesTemplate: fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s}\ndata: {by: racer-%d}\n", name, i)}
+		}
+		// Both plans see no object: both would create it.
+		planned := Adoptions{ns + "_" + name + "__ConfigMap": false}
+		results := make([]*Result, 2)
+		errs := make([]error, 2)
+		var wg sync.WaitGroup
+		for i := range specs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				results[i], errs[i] = e.Apply(ctx, specs[i], nil, planned)
+			}()
+		}
+		wg.Wait()
+		won := -1
+		for i := range errs {
+			if errs[i] == nil {
+				if won >= 0 {
+					t.Fatalf("round %d: both sets applied the object", round)
+				}
+				won = i
+			}
+		}
+		if won < 0 {
+			t.Fatalf("round %d: neither won: %v; %v", round, errs[0], errs[1])
+		}
+		lost := 1 - won
+		var oe *OwnershipError
+		var stale *StalePlanError
+		switch {
+		case errors.As(errs[lost], &oe):
+			if oe.Owner.ID != specs[won].Owner {
+				t.Fatalf("round %d: the loser names %s, not the winner %s", round, oe.Owner, specs[won].Owner)
+			}
+		case errors.As(errs[lost], &stale):
+			// The loser read the object after the winner created it: it
+			// refused before the apply, as a stale plan.
+		default:
+			t.Fatalf("round %d: the loser's error names no owner: %v", round, errs[lost])
+		}
+		if len(results[lost].Inventory) != 0 {
+			t.Fatalf("round %d: the loser recorded %v", round, results[lost].Inventory)
+		}
+		u, _ := get(t, c, "v1", "ConfigMap", ns, name)
+		if u.Object["data"].(map[string]any)["by"] != fmt.Sprintf("racer-%d", won) || u.GetLabels()[kube.OwnerLabel] != specs[won].Owner {
+			t.Fatalf("round %d: object %v, want the winner's", round, u.Object)
+		}
+		if _, err := e.Delete(ctx, specs[won], results[won].Inventory); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

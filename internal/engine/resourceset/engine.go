@@ -191,11 +191,11 @@ func (e *Engine) plan(ctx context.Context, spec *Spec, prev []kube.Entry) (*Resu
 	if err != nil {
 		return nil, err
 	}
-	adopted, undecided, err := e.planAdoption(ctx, spec, objs, prev)
+	adopted, undecided, owned, err := e.planAdoption(ctx, spec, objs, prev)
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Inventory: inventoryOf(objs, adopted), Manifests: manifests, Undecided: undecided, Warnings: warnings,
+	return &Result{Inventory: inventoryOf(objs, adopted), Manifests: manifests, Undecided: undecided, Warnings: append(warnings, owned...),
 		Steps: stepsOf(parts)}, nil
 }
 
@@ -251,7 +251,7 @@ func (e *Engine) apply(ctx context.Context, spec *Spec, prev []kube.Entry, plann
 
 	// Decided after the wait for dependencies, as close to the apply as
 	// possible, for every step at once.
-	adopted, err := e.applyAdoption(ctx, m, spec, objs, prev, planned)
+	adopted, claims, err := e.applyAdoption(ctx, m, spec, objs, prev, planned)
 	if err != nil {
 		return fail(ReasonReconciliationFailed, err)
 	}
@@ -259,7 +259,8 @@ func (e *Engine) apply(ctx context.Context, spec *Spec, prev []kube.Entry, plann
 
 	var applied []kube.Entry // the last step's
 	for i, p := range parts {
-		cs, applyErr := m.ApplyStaged(ctx, p.objs, kube.ApplyOptions{Force: spec.Force, WaitTimeout: p.timeout})
+		cs, applyErr := m.ApplyStaged(ctx, p.objs, kube.ApplyOptions{Force: spec.Force, WaitTimeout: p.timeout, Claims: claims})
+		applyErr = e.claimLost(ctx, m, spec, applyErr)
 		applied = entriesIn(desired, cs, anyAction)
 		res.Inventory = union(res.Inventory, applied)
 		if applyErr != nil {
@@ -473,7 +474,7 @@ func ownedExisting(ctx context.Context, m *kube.Manager, spec *Spec, objs []*uns
 		if live[i] == nil {
 			continue
 		}
-		if own, _ := ownershipOf(spec, live[i].GetLabels()); own == ownedBySet {
+		if owns(spec, kube.OwnerOf(live[i].GetLabels(), nil)) {
 			owned[kube.ID(o)] = true
 		}
 	}
@@ -527,8 +528,16 @@ func Manifests(objs []*unstructured.Unstructured) (string, error) {
 			b.WriteString("---\n")
 		}
 		c := o
-		if o.GetKind() == "Secret" && o.GroupVersionKind().Group == "" {
+		if _, ok := o.GetLabels()[kube.OwnerLabel]; ok {
+			// The owner ID is not known at the plan of a create: the
+			// manifests leave it out, so that plan and apply agree.
 			c = o.DeepCopy()
+			l := c.GetLabels()
+			delete(l, kube.OwnerLabel)
+			c.SetLabels(l)
+		}
+		if o.GetKind() == "Secret" && o.GroupVersionKind().Group == "" {
+			c = c.DeepCopy()
 			for _, field := range []string{"data", "stringData"} {
 				if m, ok := c.Object[field].(map[string]any); ok {
 					for k := range m {

@@ -1,6 +1,8 @@
 package resourceset
 
 import (
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
+
 	"context"
 	"errors"
 	"fmt"
@@ -190,7 +192,7 @@ func TestInputsFromError_path(t *testing.T) {
 // An object owned by another set is on the part of the spec that renders it,
 // and stays an *OwnershipError naming the owner.
 func TestOwnershipError_path(t *testing.T) {
-	oe := &OwnershipError{ID: "default_x__ConfigMap", Object: "ConfigMap/default/x", Owner: "default/other"}
+	oe := &OwnershipError{ID: "default_x__ConfigMap", Object: "ConfigMap/default/x", Owner: kube.Owner{Kind: kube.OwnedBySet, Namespace: "default", Name: "other", ID: "0a1b"}}
 	for _, tc := range []struct {
 		name string
 		spec Spec
@@ -204,13 +206,13 @@ func TestOwnershipError_path(t *testing.T) {
 			tc.spec.Name, tc.spec.Namespace = "s", "default"
 			err := objectError(&tc.spec, noCluster.locate(context.Background(), &tc.spec, oe))
 			var got *OwnershipError
-			if !errors.As(err, &got) || got.Owner != "default/other" {
+			if !errors.As(err, &got) || got.Owner.Name != "other" {
 				t.Errorf("%v is no *OwnershipError naming the owner", err)
 			}
 			if p := fielderr.PathOf(err); p != tc.path {
 				t.Errorf("error on %q, want %q", p, tc.path)
 			}
-			want := "resourceset default/s: " + tc.path + ": ConfigMap/default/x is owned by resourceset default/other; remove it from one of the sets"
+			want := "resourceset default/s: " + tc.path + ": ConfigMap/default/x is owned by stevedore_resourceset default/other (owner 0a1b); remove it from one of the sets"
 			if err.Error() != want {
 				t.Errorf("message %q, want %q", err, want)
 			}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -19,22 +21,45 @@ import (
 // decides it alone.
 type Adoptions map[string]bool
 
-// OwnershipError is an object of the set that carries another set's owner
-// labels. Two sets owning one object would undo each other's applies and one
-// would delete it under the other, so the set refuses it. Plan and Apply
-// return it inside a *fielderr.Error on the part of the spec that renders the
-// object: `resources`, `resources_template` or `steps`.
+// OwnershipError is an object of the set that belongs to someone else: another
+// stevedore resource set or release (another instance of this one included,
+// in another configuration that reuses its name), a Helm release, Flux or
+// flux-operator. Two owners of one object undo each other's applies and one
+// deletes it under the other, so the set refuses it, unless take_over_from
+// names the owner's kind. Plan and Apply return it inside a *fielderr.Error
+// on the part of the spec that renders the object: `resources`,
+// `resources_template` or `steps`.
 type OwnershipError struct {
 	// ID is the object's inventory ID.
 	ID string
 	// Object names the object as kube.Describe does: `Kind/namespace/name`.
 	Object string
-	// Owner is the owning set, `namespace/name`.
-	Owner string
+	// Owner is who the object belongs to.
+	Owner kube.Owner
+	// Namesake says the owner is a set of this set's name and namespace, in
+	// another configuration or a killed create of this one.
+	Namesake bool
+	// ImportID imports the set of this name (with Namesake).
+	ImportID string
+	// Raced says the owner took the object while this apply was taking it.
+	Raced bool
 }
 
 func (e *OwnershipError) Error() string {
-	return fmt.Sprintf("%s is owned by resourceset %s; remove it from one of the sets", e.Object, e.Owner)
+	msg := fmt.Sprintf("%s is owned by %s", e.Object, e.Owner)
+	if e.Raced {
+		msg = fmt.Sprintf("%s was taken by %s while this apply was taking it; this apply wrote nothing to it", e.Object, e.Owner)
+	}
+	switch {
+	case e.Namesake:
+		return msg + fmt.Sprintf(", another instance of a set of this name: two configurations reuse the name, or an apply of this set "+
+			"was killed before it saved state. Give one of them another name, or, if this configuration is the owner, import it with the ID %q", e.ImportID)
+	case e.Owner.TakeOver() != "":
+		return msg + fmt.Sprintf("; remove it from the set, or, to take it over (a migration), add %q to take_over_from", e.Owner.TakeOver())
+	case e.Owner.Kind == kube.OwnedBySet:
+		return msg + "; remove it from one of the sets"
+	}
+	return msg + "; remove it from the set"
 }
 
 // StalePlanError is an object that appeared or disappeared between the plan
@@ -56,55 +81,72 @@ func (e *StalePlanError) Error() string {
 	return fmt.Sprintf("%s no longer exists, but did when the plan said the apply would adopt it; plan again", e.Object)
 }
 
-// ownerLabels are the labels that mark the objects of spec's set.
+// ownerLabels are the labels that mark the objects of spec's set: its name
+// and namespace, and its instance's owner ID when it has one.
 func ownerLabels(spec *Spec) map[string]string {
-	return map[string]string{NameLabel: spec.Name, NamespaceLabel: spec.Namespace}
+	l := map[string]string{NameLabel: spec.Name, NamespaceLabel: spec.Namespace}
+	if spec.Owner != "" {
+		l[kube.OwnerLabel] = spec.Owner
+	}
+	return l
 }
 
-type ownership int
+// namesake reports whether own is a set of spec's name and namespace.
+func namesake(spec *Spec, own kube.Owner) bool {
+	return own.Kind == kube.OwnedBySet && own.Name == spec.Name && own.Namespace == spec.Namespace
+}
 
-const (
-	unowned ownership = iota
-	ownedBySet
-	ownedByOther
-)
+// owns reports whether own is spec's instance: a set of its name whose owner
+// ID is the instance's. A set without an owner ID (a state written before
+// owners were recorded) owns the objects of its name that carry none.
+func owns(spec *Spec, own kube.Owner) bool {
+	return namesake(spec, own) && own.ID == spec.Owner && !spec.Creating
+}
 
-// ownershipOf reads the owner labels of an object: whether it belongs to no
-// set, to spec's, or to another, which it names as `namespace/name`. One owner
-// label alone is enough to name an owner: whoever wrote it meant the object to
-// be a set's.
-func ownershipOf(spec *Spec, labels map[string]string) (ownership, string) {
-	name, hasName := labels[NameLabel]
-	ns, hasNS := labels[NamespaceLabel]
-	switch {
-	case !hasName && !hasNS:
-		return unowned, ""
-	case name == spec.Name && ns == spec.Namespace:
-		return ownedBySet, ""
-	default:
-		return ownedByOther, ns + "/" + name
-	}
+// ImportID is the import ID of the set spec names.
+func ImportID(spec *Spec) string { return spec.Namespace + "/" + spec.Name }
+
+// adoption is the decision for an object new to the inventory.
+type adoption struct {
+	adopted bool
+	// decided is false when only the apply can tell: the plan of a create
+	// that finds objects of a set of its name (see adoptionOf).
+	decided bool
+	// takenFrom is the owner the object is taken over from (take_over_from).
+	takenFrom *kube.Owner
 }
 
 // adoptionOf is the adoption rule for an object new to the inventory, given its
-// live metadata (nil when it does not exist). An object that exists already is
-// adopted, whoever made it: the set never deletes what it cannot prove it
-// created. decided is false for an object that already carries this set's
-// owner labels: an apply that left no state put them there (a killed apply, the
-// failed create of a set now being replaced, whose destroy runs between the
-// plan and the apply and may delete the object), so only the apply can tell.
-// An object owned by another set is an error.
-func adoptionOf(spec *Spec, o *unstructured.Unstructured, live *metav1.PartialObjectMetadata) (adopted, decided bool, err error) {
+// live metadata (nil when it does not exist):
+//   - an object that does not exist is created;
+//   - one that belongs to nobody is adopted, as Flux adopts it: the set never
+//     deletes it;
+//   - one of this instance's own is the set's (a state written before owners
+//     were recorded: only the apply can tell whether it made it);
+//   - one of a set of this name and namespace under another owner, at the plan
+//     of a create (no owner ID yet), is undecided: it may be another
+//     configuration's, or the failed create of this set that Terraform is
+//     replacing, whose destroy runs first. The apply, which has an owner ID,
+//     refuses it;
+//   - one whose owner take_over_from names is taken over: the set owns it from
+//     then on, and prune and destroy delete it;
+//   - anything else is an *OwnershipError.
+func adoptionOf(spec *Spec, o *unstructured.Unstructured, live *metav1.PartialObjectMetadata) (adoption, error) {
 	if live == nil {
-		return false, true, nil
+		return adoption{decided: true}, nil
 	}
-	switch own, owner := ownershipOf(spec, live.GetLabels()); own {
-	case ownedByOther:
-		return false, false, &OwnershipError{ID: kube.ID(o), Object: kube.Describe(o), Owner: owner}
-	case ownedBySet:
-		return true, false, nil
+	own := kube.OwnerOf(live.GetLabels(), live.GetAnnotations())
+	switch {
+	case own.Kind == kube.OwnedByNobody:
+		return adoption{adopted: true, decided: true}, nil
+	case owns(spec, own):
+		return adoption{adopted: true}, nil
+	case namesake(spec, own) && spec.Creating:
+		return adoption{adopted: true}, nil
+	case own.TakeOver() != "" && slices.Contains(spec.TakeOverFrom, own.TakeOver()):
+		return adoption{decided: true, takenFrom: &own}, nil
 	}
-	return true, true, nil
+	return adoption{}, &OwnershipError{ID: kube.ID(o), Object: kube.Describe(o), Owner: own, Namesake: namesake(spec, own), ImportID: ImportID(spec)}
 }
 
 // newObjects returns the objects of objs whose IDs known lacks.
@@ -131,72 +173,102 @@ func adoptionsOf(entries []kube.Entry) map[string]bool {
 // lists keep theirs without a request, and those new to it are read from the
 // cluster to tell what an apply would decide now. undecided lists the new
 // objects only the apply can decide, also those that cannot be read (the apply
-// reads them again before applying anything). Objects owned by another set are
-// an error.
-func (e *Engine) planAdoption(ctx context.Context, spec *Spec, objs []*unstructured.Unstructured, prev []kube.Entry) (adopted, undecided map[string]bool, err error) {
+// reads them again before applying anything). Objects that belong to someone
+// else are an error; the warnings name the objects taken over, and those of
+// a set of this name that the apply refuses unless this plan replaces it.
+func (e *Engine) planAdoption(ctx context.Context, spec *Spec, objs []*unstructured.Unstructured, prev []kube.Entry) (adopted, undecided map[string]bool, warnings []Warning, err error) {
 	adopted = adoptionsOf(prev)
 	undecided = map[string]bool{}
 	fresh := newObjects(objs, adopted)
 	if len(fresh) == 0 {
-		return adopted, undecided, nil
+		return adopted, undecided, nil, nil
 	}
 	m, err := e.manager(spec)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	live, errs := m.Lookup(ctx, fresh)
 	var conflicts []error
+	var takenOver, namesakes []string
 	for i, o := range fresh {
 		id := kube.ID(o)
 		if errs[i] != nil {
 			undecided[id] = true
 			continue
 		}
-		a, decided, err := adoptionOf(spec, o, live[i])
+		a, err := adoptionOf(spec, o, live[i])
 		switch {
 		case err != nil:
 			conflicts = append(conflicts, e.locate(ctx, spec, err))
-		case decided:
-			adopted[id] = a
+		case a.decided:
+			adopted[id] = a.adopted
+			if a.takenFrom != nil {
+				takenOver = append(takenOver, kube.Describe(o)+" from "+a.takenFrom.String())
+			}
 		default:
 			undecided[id] = true
+			if own := kube.OwnerOf(live[i].GetLabels(), nil); namesake(spec, own) && !owns(spec, own) {
+				namesakes = append(namesakes, kube.Describe(o)+" of "+own.String())
+			}
 		}
 	}
-	return adopted, undecided, errors.Join(conflicts...)
+	if len(takenOver) > 0 {
+		warnings = append(warnings, Warning{Path: spec.objectsAttribute(), Summary: "Objects taken over",
+			Message: fmt.Sprintf("take_over_from lets the apply take over %d object(s) that belong to another tool: %s. "+
+				"From then on they are this set's: they lose no labels of their old owner, and prune and destroy delete them. "+
+				"Make sure the old owner no longer applies or deletes them.", len(takenOver), strings.Join(takenOver, ", "))})
+	}
+	if len(namesakes) > 0 {
+		warnings = append(warnings, Warning{Path: spec.objectsAttribute(), Summary: "Objects of another set of this name",
+			Message: fmt.Sprintf("%d object(s) carry the owner labels of a stevedore_resourceset named %s under another owner: %s. "+
+				"Apply refuses them and changes nothing, unless Terraform replaces this resource (the plan says it \"must be replaced\"): "+
+				"then the resource's destroy lets go of them first. If they are this configuration's (an apply of this set was killed "+
+				"before it saved state), import the set with the ID %q.", len(namesakes), ImportID(spec), strings.Join(namesakes, ", "), ImportID(spec))})
+	}
+	return adopted, undecided, warnings, errors.Join(conflicts...)
 }
 
 // applyAdoption decides, from the cluster as it is now, whether the apply
 // adopts or creates each object of objs that prev does not list, and returns
-// the Adopted flag of every object of objs (the listed ones keep theirs). It
-// fails, before anything is applied, on objects owned by another set, on
-// objects it cannot read, and on objects whose existence changed since the plan
-// decided them.
-func (e *Engine) applyAdoption(ctx context.Context, m *kube.Manager, spec *Spec, objs []*unstructured.Unstructured, prev []kube.Entry, planned Adoptions) (map[string]bool, error) {
+// the Adopted flag of every object of objs (the listed ones keep theirs), and
+// the claims that make the apply of the new objects atomic: each object to
+// create must not exist when it is created, and each object to adopt or take
+// over must not have changed since it was read here. It fails, before
+// anything is applied, on objects that belong to someone else, on objects it
+// cannot read, and on objects whose existence changed since the plan decided
+// them.
+func (e *Engine) applyAdoption(ctx context.Context, m *kube.Manager, spec *Spec, objs []*unstructured.Unstructured, prev []kube.Entry, planned Adoptions) (map[string]bool, kube.Claims, error) {
 	adopted := adoptionsOf(prev)
 	fresh := newObjects(objs, adopted)
 	if len(fresh) == 0 {
-		return adopted, nil
+		return adopted, nil, nil
 	}
 	live, errs := m.Lookup(ctx, fresh)
+	claims := make(kube.Claims, len(fresh))
 	var bad []error
 	for i, o := range fresh {
 		if errs[i] != nil {
 			bad = append(bad, errs[i])
 			continue
 		}
-		a, _, err := adoptionOf(spec, o, live[i])
+		a, err := adoptionOf(spec, o, live[i])
 		if err != nil {
 			bad = append(bad, e.locate(ctx, spec, err))
 			continue
 		}
 		id := kube.ID(o)
-		if want, ok := planned[id]; ok && want != a {
-			bad = append(bad, &StalePlanError{Object: kube.Describe(o), Exists: a})
+		if want, ok := planned[id]; ok && want != a.adopted && a.takenFrom == nil {
+			bad = append(bad, &StalePlanError{Object: kube.Describe(o), Exists: live[i] != nil})
 			continue
 		}
-		adopted[id] = a
+		adopted[id] = a.adopted
+		if live[i] == nil {
+			claims[id] = kube.Claim{Create: true}
+		} else if !owns(spec, kube.OwnerOf(live[i].GetLabels(), nil)) {
+			claims[id] = kube.Claim{ResourceVersion: live[i].GetResourceVersion()}
+		}
 	}
-	return adopted, errors.Join(bad...)
+	return adopted, claims, errors.Join(bad...)
 }
 
 // inventoryOf returns the inventory of objs with the Adopted flags of adopted.
@@ -243,4 +315,25 @@ func (e *Engine) locate(ctx context.Context, spec *Spec, err error) error {
 		return fielderr.Wrap(e.attributeOf(ctx, spec, oe.ID), err)
 	}
 	return err
+}
+
+// claimLost names the winner of a claim the apply lost (a *kube.ClaimError
+// in err): the object's owner now, as an *OwnershipError on the part of the
+// spec that renders it, or a *StalePlanError when nobody owns it (it was
+// created, or changed, by a tool that labels nothing). Other errors are
+// returned as they are.
+func (e *Engine) claimLost(ctx context.Context, m *kube.Manager, spec *Spec, err error) error {
+	var ce *kube.ClaimError
+	if !errors.As(err, &ce) {
+		return err
+	}
+	live, errs := m.Lookup(ctx, []*unstructured.Unstructured{ce.Obj})
+	if errs[0] != nil || live[0] == nil {
+		return err
+	}
+	own := kube.OwnerOf(live[0].GetLabels(), live[0].GetAnnotations())
+	if own.Kind == kube.OwnedByNobody {
+		return &StalePlanError{Object: ce.Object, Exists: true}
+	}
+	return e.locate(ctx, spec, &OwnershipError{ID: ce.ID, Object: ce.Object, Owner: own, Namesake: namesake(spec, own), ImportID: ImportID(spec), Raced: true})
 }

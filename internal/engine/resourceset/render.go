@@ -363,8 +363,7 @@ func setMetadata(o *unstructured.Unstructured, spec *Spec) {
 	if labels == nil {
 		labels = map[string]string{}
 	}
-	labels[NameLabel] = spec.Name
-	labels[NamespaceLabel] = spec.Namespace
+	maps.Copy(labels, ownerLabels(spec))
 	maps.Copy(labels, spec.CommonMetadata.Labels)
 	o.SetLabels(labels)
 	if len(spec.CommonMetadata.Annotations) > 0 {

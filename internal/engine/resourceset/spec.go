@@ -14,8 +14,8 @@ import (
 const (
 	// NameLabel and NamespaceLabel mark every applied object with the set that
 	// owns it; prune only deletes objects that carry both.
-	NameLabel      = "stevedore.dev/resourceset-name"
-	NamespaceLabel = "stevedore.dev/resourceset-namespace"
+	NameLabel      = kube.SetNameLabel
+	NamespaceLabel = kube.SetNamespaceLabel
 
 	// ReconcileAnnotation set to DisabledValue on a rendered object drops it.
 	ReconcileAnnotation = "fluxcd.controlplane.io/reconcile"
@@ -31,6 +31,19 @@ type Spec struct {
 	// namespaced objects that name none.
 	Name      string
 	Namespace string
+	// Owner is the owner ID of the set's instance (kube.NewOwnerID): every
+	// object it applies carries it as the label kube.OwnerLabel, and an
+	// object is the set's only when it carries it. Empty for a state written
+	// before owners were recorded: the set then owns the objects of its name
+	// that carry no owner ID.
+	Owner string
+	// Creating is the plan of a create: the instance has no owner ID yet,
+	// so objects of a set of its name belong to someone it cannot prove is
+	// itself (Plan warns; Apply, with an owner ID, refuses them).
+	Creating bool
+	// TakeOverFrom names the owners (kube.TakeOverNames) whose objects the
+	// set may take over: a migration from Helm, Flux or flux-operator.
+	TakeOverFrom []string
 
 	// Inputs is the matrix: every resource is rendered once per input. No
 	// inputs renders everything once, with an empty input.
