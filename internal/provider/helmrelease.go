@@ -176,6 +176,9 @@ func (r *helmReleaseResource) ModifyPlan(ctx context.Context, req resource.Modif
 		r.planSuspended(ctx, &plan, state, resp)
 		return
 	}
+	if !known && state == nil && !r.configUnknown() {
+		r.warnCreateConflict(ctx, &plan, resp)
+	}
 	if !known || r.configUnknown() || len(resp.RequiresReplace) > 0 {
 		r.planUnknown(&plan, meta, mode)
 		resp.Diagnostics.Append(setModel(ctx, &resp.Plan, &plan)...)
@@ -811,6 +814,23 @@ func addReleaseDiag(diags *diag.Diagnostics, summary string, err error) {
 			". The release was not installed or upgraded, and no failure was counted: apply again once they are met.")
 	default:
 		addError(diags, summary, err)
+	}
+}
+
+// warnCreateConflict warns, at the plan of a create whose chart or values
+// are not known yet, about a release of its name in storage, as soon as the
+// names that find it are known.
+func (r *helmReleaseResource) warnCreateConflict(ctx context.Context, plan *helmReleaseModel, resp *resource.ModifyPlanResponse) {
+	for _, v := range []types.String{plan.Name, plan.Namespace, plan.ReleaseName, plan.TargetNamespace, plan.StorageNamespace, plan.ServiceAccountName} {
+		if v.IsUnknown() {
+			return
+		}
+	}
+	spec := &release.Spec{Name: plan.Name.ValueString(), Namespace: plan.Namespace.ValueString(), ReleaseName: plan.ReleaseName.ValueString(),
+		TargetNamespace: plan.TargetNamespace.ValueString(), StorageNamespace: plan.StorageNamespace.ValueString(),
+		ServiceAccountName: plan.ServiceAccountName.ValueString()}
+	if c, err := r.engine().CreateConflict(ctx, spec); err == nil && c != nil {
+		addConflictWarning(&resp.Diagnostics, plan.ID.ValueString(), c)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -35,6 +36,7 @@ var (
 	_ resource.ResourceWithModifyPlan     = (*resourceSetResource)(nil)
 	_ resource.ResourceWithValidateConfig = (*resourceSetResource)(nil)
 	_ resource.ResourceWithUpgradeState   = (*resourceSetResource)(nil)
+	_ resource.ResourceWithImportState    = (*resourceSetResource)(nil)
 )
 
 type resourceSetModel struct {
@@ -341,8 +343,43 @@ func (r *resourceSetResource) ModifyPlan(ctx context.Context, req resource.Modif
 	for _, w := range pv.Warnings {
 		resp.Diagnostics.AddWarning("Apply may fail", about(resourceset.Kind, plan.ID.ValueString(), "%s", w))
 	}
+	if appeared := appearedSincePlan(res, prev, pv.Changes); len(appeared) > 0 {
+		// Another apply created an object while this plan ran (between its
+		// look-up and its dry run): plan the set again, which names the
+		// owner. The same check at apply's final plan keeps that plan from
+		// disagreeing with the first.
+		_, err := r.engine().Plan(ctx, spec, prev)
+		if err == nil {
+			err = fielderr.Object(resourceset.Kind, plan.ID.ValueString(),
+				fmt.Errorf("%s appeared while this plan ran (another apply created it); plan again", strings.Join(appeared, ", ")))
+		}
+		addError(&resp.Diagnostics, "Cannot plan the resource set", err)
+		return
+	}
 	plan.Changes = driftValue(pv.Changes)
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+}
+
+// appearedSincePlan lists the objects that res decided the apply creates
+// (new to prev, not adopted) but that the dry run found in the cluster.
+func appearedSincePlan(res *resourceset.Result, prev []kube.Entry, changes []kube.Drift) []string {
+	known := map[string]bool{}
+	for _, en := range prev {
+		known[en.ID] = true
+	}
+	created := map[string]bool{}
+	for _, en := range res.Inventory {
+		if !known[en.ID] && !en.Adopted && !res.Undecided[en.ID] {
+			created[en.ID] = true
+		}
+	}
+	var out []string
+	for _, c := range changes {
+		if c.Type == "update" && created[c.ID] {
+			out = append(out, c.ID)
+		}
+	}
+	return out
 }
 
 // sameSettings compares the configuration that does not show in the rendered
@@ -377,6 +414,13 @@ func (r *resourceSetResource) Create(ctx context.Context, req resource.CreateReq
 	// carry it are the set's.
 	owner := kube.NewOwnerID()
 	inSync := r.apply(ctx, &plan, nil, nil, owner, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() && len(plan.Inventory.Elements()) == 0 {
+		// Refused before anything of the set was written (objects of
+		// another owner, a claim another apply won): nothing is saved, so
+		// there is nothing for a destroy to undo, and no tainted resource
+		// whose replacement would plan over the other owner's objects.
+		return
+	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 	resp.Diagnostics.Append(writeFingerprints(ctx, resp.Private, inSync)...)
 	resp.Diagnostics.Append(writeOwner(ctx, resp.Private, owner)...)
@@ -526,6 +570,42 @@ func (r *resourceSetResource) Delete(ctx context.Context, req resource.DeleteReq
 		resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 		addError(&resp.Diagnostics, "Resource set delete failed", err)
 	}
+}
+
+// ImportState brings a set's objects under this resource: `<namespace>/<name>`
+// finds the objects that carry the set's owner labels, in every kind the
+// cluster serves, with the owner ID they carry (one instance's only). It is
+// the recovery of a create that was killed before it saved state: its objects
+// carry an owner ID nothing else can prove is this resource's. Objects the
+// set adopted (their adoption record says so) stay adopted, so that destroy
+// deletes only what the set created. The configuration fills in the rest at
+// the next plan.
+func (r *resourceSetResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	ns, name, ok := strings.Cut(req.ID, "/")
+	if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
+		resp.Diagnostics.AddError("Invalid import ID", fmt.Sprintf("import ID %q: want <namespace>/<name>", req.ID))
+		return
+	}
+	if r.data == nil || r.data.unknown {
+		resp.Diagnostics.AddError("Provider not configured", "import needs a known provider configuration")
+		return
+	}
+	imp, err := r.engine().Import(ctx, ns, name)
+	if err != nil {
+		addError(&resp.Diagnostics, "Cannot import the resource set", err)
+		return
+	}
+	m := resourceSetModel{
+		ID: types.StringValue(req.ID), Name: types.StringValue(name), Namespace: types.StringValue(ns),
+		Inputs: types.DynamicNull(), Resources: types.DynamicNull(), ResourcesTemplate: types.StringNull(), Steps: types.DynamicNull(),
+		Wait: types.BoolValue(false), Timeout: types.StringValue("5m"), ServiceAccountName: types.StringNull(), Force: types.BoolValue(false),
+		TakeOverFrom: types.ListNull(types.StringType), InputsFrom: types.ListValueMust(inputsFromElemType(), nil),
+		InputStrategy: types.ObjectNull(inputStrategyAttrTypes()),
+		Inventory:     inventoryValue(imp.Inventory, nil), Manifests: types.StringNull(),
+		Drift: types.ListValueMust(driftEntryType, nil), Changes: types.ListNull(driftEntryType), Conditions: types.ListNull(conditionType),
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+	resp.Diagnostics.Append(writeOwner(ctx, resp.Private, imp.Owner)...)
 }
 
 // inventoryValue is the inventory with the step of each entry in steps
@@ -794,4 +874,11 @@ func labelSelectorFrom(ctx context.Context, o types.Object) (*metav1.LabelSelect
 		sel.MatchExpressions = append(sel.MatchExpressions, req)
 	}
 	return sel, true, diags
+}
+
+// inputStrategyAttrTypes are the attribute types of the input_strategy block.
+func inputStrategyAttrTypes() map[string]attr.Type {
+	var s resource.SchemaResponse
+	(&resourceSetResource{}).Schema(context.Background(), resource.SchemaRequest{}, &s)
+	return s.Schema.Blocks["input_strategy"].Type().(types.ObjectType).AttrTypes
 }

@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -27,8 +28,11 @@ type Claim struct {
 	Create bool
 	// ResourceVersion, for an object that exists and is not yet the
 	// applier's (adopted, or taken over), is the version its owner was read
-	// from: the apply fails with a *ClaimError if it changed since.
+	// from: before the apply, a merge patch that holds it as a precondition
+	// sets Annotations, and fails with a *ClaimError if the object changed
+	// since.
 	ResourceVersion string
+	Annotations     map[string]string
 }
 
 // Claims are the claims of an apply by inventory ID; objects without one are
@@ -64,15 +68,14 @@ func (e *ClaimError) Unwrap() error { return e.Err }
 // take carry their resourceVersion into the apply as a precondition.
 func (m *Manager) applyClaimed(ctx context.Context, objs []*unstructured.Unstructured, o ssa.ApplyOptions, claims Claims) (*ssa.ChangeSet, error) {
 	cs := ssa.NewChangeSet()
-	var create, rest []*unstructured.Unstructured
+	var create, take, rest []*unstructured.Unstructured
 	for _, obj := range objs {
 		c, ok := claims[ID(obj)]
 		switch {
 		case ok && c.Create:
 			create = append(create, obj)
 		case ok && c.ResourceVersion != "":
-			obj = obj.DeepCopy()
-			obj.SetResourceVersion(c.ResourceVersion)
+			take = append(take, obj)
 			rest = append(rest, obj)
 		default:
 			rest = append(rest, obj)
@@ -85,6 +88,9 @@ func (m *Manager) applyClaimed(ctx context.Context, objs []*unstructured.Unstruc
 			return cs, err
 		}
 	}
+	if err := m.takeAll(ctx, take, claims); err != nil {
+		return cs, err
+	}
 	if len(rest) == 0 {
 		return cs, nil
 	}
@@ -92,19 +98,40 @@ func (m *Manager) applyClaimed(ctx context.Context, objs []*unstructured.Unstruc
 	if applied != nil {
 		cs.Append(applied.Entries)
 	}
-	var claimErr error
-	for _, obj := range rest {
-		if c, ok := claims[ID(obj)]; ok && c.ResourceVersion != "" && apierrors.IsConflict(err) {
-			// ssa names the object in its error; a conflict on a claimed
-			// object is the claim lost.
-			claimErr = &ClaimError{ID: ID(obj), Object: Describe(obj), Obj: obj, Err: err}
-			break
-		}
-	}
-	if claimErr != nil {
-		return cs, claimErr
-	}
 	return cs, err
+}
+
+// takeAll takes the objects that exist, concurrently: a merge patch of their
+// claims' annotations with their claims' resourceVersion as a precondition.
+// An object that changed since is a *ClaimError.
+func (m *Manager) takeAll(ctx context.Context, objs []*unstructured.Unstructured, claims Claims) error {
+	errs := make([]error, len(objs))
+	var g errgroup.Group
+	g.SetLimit(managerConcurrency)
+	for i, obj := range objs {
+		g.Go(func() error {
+			c := claims[ID(obj)]
+			meta := map[string]any{"resourceVersion": c.ResourceVersion}
+			if len(c.Annotations) > 0 {
+				meta["annotations"] = c.Annotations
+			}
+			patch, _ := json.Marshal(map[string]any{"metadata": meta}) // plain maps always encode
+			target := &unstructured.Unstructured{}
+			target.SetGroupVersionKind(obj.GroupVersionKind())
+			target.SetNamespace(obj.GetNamespace())
+			target.SetName(obj.GetName())
+			err := m.client.Patch(ctx, target, client.RawPatch(types.MergePatchType, patch), client.FieldOwner(m.fieldManager))
+			switch {
+			case apierrors.IsConflict(err) || apierrors.IsNotFound(err):
+				errs[i] = &ClaimError{ID: ID(obj), Object: Describe(obj), Obj: obj, Err: err}
+			case err != nil:
+				errs[i] = fmt.Errorf("%s taking it failed: %w", Describe(obj), err)
+			}
+			return nil
+		})
+	}
+	_ = g.Wait()
+	return errors.Join(errs...)
 }
 
 // createAll creates objs concurrently and returns the change set entries of

@@ -346,6 +346,8 @@ type DisownOptions struct {
 	// Exclusions leaves alone the objects that carry any of these labels or
 	// annotations (prune: disabled).
 	Exclusions map[string]string
+	// Annotations are removed too (the adoption record).
+	Annotations []string
 }
 
 // Disown removes the owner labels from objs and leaves the objects otherwise as
@@ -377,6 +379,12 @@ func (m *Manager) Disown(ctx context.Context, objs []*unstructured.Unstructured,
 				delete(l, k)
 			}
 			live.SetLabels(l)
+			if ann := live.GetAnnotations(); len(opts.Annotations) > 0 && ann != nil {
+				for _, k := range opts.Annotations {
+					delete(ann, k)
+				}
+				live.SetAnnotations(ann)
+			}
 			if err := m.client.Patch(ctx, live, client.MergeFrom(before)); err != nil && !apierrors.IsNotFound(err) {
 				errs[i] = fmt.Errorf("%s removing the owner labels failed: %w", Describe(o), err)
 			}

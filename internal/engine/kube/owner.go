@@ -16,6 +16,13 @@ const (
 	// IDs: an owner is an instance, not a name.
 	OwnerLabel = OwnerGroup + "/owner"
 
+	// AdoptedAnnotation, on an object a resource set adopted (it existed
+	// before the set first applied it), holds the owner ID of the set that
+	// adopted it. It is written before the set applies the object, so that
+	// what the set did not create can be told after any interruption (an
+	// import reads it), and removed when the set lets go of the object.
+	AdoptedAnnotation = OwnerGroup + "/adopted-by"
+
 	// SetNameLabel and SetNamespaceLabel name the stevedore_resourceset of an
 	// object.
 	SetNameLabel      = OwnerGroup + "/resourceset-name"

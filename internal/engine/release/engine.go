@@ -81,10 +81,43 @@ func (e *Engine) Plan(ctx context.Context, spec *Spec, prev *Status) (*Plan, err
 		// What an install or upgrade would change, dry-run; nothing for the
 		// other actions, so a plan without one makes no extra request.
 		if p.Preview, err = r.preview(ctx, act, s); err != nil {
+			if act == ActionInstall && prev == nil {
+				// Another apply may have installed the release since
+				// storage was read: then that is what the plan says.
+				r.preread = nil
+				if s2, oerr := r.observeState(ctx, false); oerr == nil {
+					if p.Conflict = createConflict(s2, spec, r.sess.storageNS); p.Conflict != nil {
+						return p, nil
+					}
+				}
+			}
 			return nil, objectError(spec, err)
 		}
 	}
 	return p, nil
+}
+
+// CreateConflict is what a create of spec would find in storage that it must
+// not touch (see createConflict), read without the chart: the plan of a
+// create says it as soon as the release's names are known, also when the
+// chart is not (an artifact created in the same apply).
+func (e *Engine) CreateConflict(ctx context.Context, spec *Spec) (*ExistsError, error) {
+	sess, err := newSession(e.kube, spec)
+	if err != nil {
+		return nil, objectError(spec, err)
+	}
+	name := ReleaseName(spec)
+	rls, err := sess.storage(nil).Last(name)
+	if errors.Is(err, driver.ErrReleaseNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, objectError(spec, fmt.Errorf("read release %s from storage namespace %s%s: %w", name, sess.storageNS, sess.describeActor(), err))
+	}
+	if rls.Info == nil || rls.Info.Status == helmrelease.StatusUninstalled || ownedBy(rls, spec) {
+		return nil, nil
+	}
+	return existsError(rls, spec, sess.storageNS), nil
 }
 
 // Observe is refresh: it reads the latest release from Helm storage and, with

@@ -394,7 +394,7 @@ func prune(ctx context.Context, m *kube.Manager, spec *Spec, stale []kube.Entry,
 	var remaining []kube.Entry
 	var errs []error
 	if len(adopted) > 0 {
-		err := m.Disown(ctx, objectsOf(adopted), kube.DisownOptions{Owner: ownerLabels(spec), Exclusions: exclusions})
+		err := m.Disown(ctx, objectsOf(adopted), kube.DisownOptions{Owner: ownerLabels(spec), Exclusions: exclusions, Annotations: []string{kube.AdoptedAnnotation}})
 		if err != nil {
 			errs = append(errs, err)
 			remaining = append(remaining, adopted...)

@@ -262,9 +262,16 @@ func (e *Engine) applyAdoption(ctx context.Context, m *kube.Manager, spec *Spec,
 			continue
 		}
 		adopted[id] = a.adopted
-		if live[i] == nil {
+		switch {
+		case live[i] == nil:
 			claims[id] = kube.Claim{Create: true}
-		} else if !owns(spec, kube.OwnerOf(live[i].GetLabels(), nil)) {
+		case owns(spec, kube.OwnerOf(live[i].GetLabels(), nil)):
+		case a.adopted && spec.Owner != "":
+			// Recorded on the object before anything else is written, so
+			// that an import after a killed apply still knows the set did
+			// not create it.
+			claims[id] = kube.Claim{ResourceVersion: live[i].GetResourceVersion(), Annotations: map[string]string{kube.AdoptedAnnotation: spec.Owner}}
+		default:
 			claims[id] = kube.Claim{ResourceVersion: live[i].GetResourceVersion()}
 		}
 	}
@@ -336,4 +343,65 @@ func (e *Engine) claimLost(ctx context.Context, m *kube.Manager, spec *Spec, err
 		return &StalePlanError{Object: ce.Object, Exists: true}
 	}
 	return e.locate(ctx, spec, &OwnershipError{ID: ce.ID, Object: ce.Object, Owner: own, Namesake: namesake(spec, own), ImportID: ImportID(spec), Raced: true})
+}
+
+// Imported is what Import finds of a set in the cluster.
+type Imported struct {
+	// Inventory lists the objects that carry the set's owner labels, adopted
+	// when their adoption record names the owner.
+	Inventory []kube.Entry
+	// Owner is the owner ID the objects carry, "" for a set made before
+	// owners were recorded.
+	Owner string
+}
+
+// NotFoundError is an import of a set that has no object in the cluster.
+type NotFoundError struct{ Namespace, Name string }
+
+func (e *NotFoundError) Error() string {
+	return fmt.Sprintf("no object in the cluster carries the owner labels of set %s/%s", e.Namespace, e.Name)
+}
+
+// Import finds the objects of the set name in namespace, in every kind the
+// cluster serves, to bring them under a resource that has no state for them:
+// after an apply of the set was killed before it saved state, its objects
+// carry its name and owner ID, and only an import can prove them its own.
+// The objects of one set instance are imported; objects of a set of this name
+// under several owner IDs (two configurations) are an error.
+func (e *Engine) Import(ctx context.Context, namespace, name string) (*Imported, error) {
+	spec := &Spec{Name: name, Namespace: namespace}
+	objs, err := e.kube.ListLabelled(ctx, map[string]string{NameLabel: name, NamespaceLabel: namespace})
+	if err != nil {
+		return nil, objectError(spec, err)
+	}
+	if len(objs) == 0 {
+		return nil, objectError(spec, &NotFoundError{Namespace: namespace, Name: name})
+	}
+	owners := map[string][]string{}
+	for _, o := range objs {
+		id := o.GetLabels()[kube.OwnerLabel]
+		owners[id] = append(owners[id], kube.IDOfMetadata(o))
+	}
+	if len(owners) > 1 {
+		var desc []string
+		for id, objs := range owners {
+			if id == "" {
+				id = "none"
+			}
+			desc = append(desc, fmt.Sprintf("owner %s: %d object(s), such as %s", id, len(objs), objs[0]))
+		}
+		slices.Sort(desc)
+		return nil, objectError(spec, fmt.Errorf("the objects of this set's name belong to %d instances, so the import cannot tell which are this one's (%s); "+
+			"rename one of the configurations' sets", len(owners), strings.Join(desc, "; ")))
+	}
+	imp := &Imported{}
+	for id := range owners {
+		imp.Owner = id
+	}
+	for _, o := range objs {
+		imp.Inventory = append(imp.Inventory, kube.Entry{ID: kube.IDOfMetadata(o), V: o.GroupVersionKind().Version,
+			Adopted: imp.Owner == "" || o.GetAnnotations()[kube.AdoptedAnnotation] == imp.Owner})
+	}
+	kube.SortEntries(imp.Inventory)
+	return imp, nil
 }

@@ -1,0 +1,98 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// ListLabelled finds every object of every kind the cluster serves (in the
+// preferred version of its group) that carries the labels of selector, in
+// all namespaces: one metadata LIST per kind. It is for finding what an
+// owner left behind without knowing its kinds (an import); a kind the caller
+// may not list is skipped. Objects are sorted by inventory ID.
+func (f *Factory) ListLabelled(ctx context.Context, selector map[string]string) ([]*metav1.PartialObjectMetadata, error) {
+	dc, err := f.Discovery()
+	if err != nil {
+		return nil, err
+	}
+	c, err := f.Client()
+	if err != nil {
+		return nil, err
+	}
+	lists, err := dc.ServerPreferredResources()
+	if err != nil && !discovery.IsGroupDiscoveryFailedError(err) {
+		return nil, fmt.Errorf("discover the cluster's kinds: %w", err)
+	}
+	var kinds []schema.GroupVersionKind
+	for _, l := range lists {
+		gv, err := schema.ParseGroupVersion(l.GroupVersion)
+		if err != nil {
+			continue
+		}
+		for _, r := range l.APIResources {
+			if slices.Contains(r.Verbs, "list") && !containsSlash(r.Name) {
+				kinds = append(kinds, gv.WithKind(r.Kind))
+			}
+		}
+	}
+	var mu sync.Mutex
+	var out []*metav1.PartialObjectMetadata
+	var g errgroup.Group
+	g.SetLimit(managerConcurrency)
+	errs := make([]error, len(kinds))
+	for i, gvk := range kinds {
+		g.Go(func() error {
+			list := &metav1.PartialObjectMetadataList{}
+			list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+			err := c.List(ctx, list, client.MatchingLabels(selector))
+			switch {
+			case apierrors.IsForbidden(err) || apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err) || meta.IsNoMatchError(err):
+				return nil
+			case err != nil:
+				errs[i] = fmt.Errorf("list %s: %w", gvk, err)
+				return nil
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for k := range list.Items {
+				o := &list.Items[k]
+				o.SetGroupVersionKind(gvk)
+				out = append(out, o)
+			}
+			return nil
+		})
+	}
+	_ = g.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	slices.SortFunc(out, func(a, b *metav1.PartialObjectMetadata) int {
+		ia, ib := IDOfMetadata(a), IDOfMetadata(b)
+		switch {
+		case ia < ib:
+			return -1
+		case ia > ib:
+			return 1
+		}
+		return 0
+	})
+	return out, nil
+}
+
+func containsSlash(s string) bool { return slices.Contains([]byte(s), '/') }
+
+// IDOfMetadata is the inventory ID of an object read as metadata.
+func IDOfMetadata(o *metav1.PartialObjectMetadata) string {
+	return idOf(o)
+}

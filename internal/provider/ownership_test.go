@@ -1,0 +1,426 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
+)
+
+// The ownership model under real CLIs, one process per command, as teams run
+// them: several configurations against one cluster, applies at once, applies
+// killed part way (README, Safety).
+
+// ownedRelease is a configuration of one release of the podinfo chart in
+// chartDir: release name in namespace ns, with body added to the release.
+func ownedRelease(cacheDir, chartDir, ns, name, body string) string {
+	return providerBlock(fmt.Sprintf("cache_dir = %s", hcl(cacheDir))) + fmt.Sprintf(`
+resource "stevedore_helmchart_artifact" "podinfo" {
+  source_path = %s
+}
+
+resource "stevedore_helmrelease" "podinfo" {
+  name      = %q
+  namespace = %q
+  chart {
+    path   = stevedore_helmchart_artifact.podinfo.path
+    digest = stevedore_helmchart_artifact.podinfo.digest
+  }
+%s
+}
+`, hcl(chartDir), name, ns, body)
+}
+
+// stuckValues make the chart's Deployment unschedulable, so that Helm's wait
+// holds the release in pending-install until timeout.
+const stuckValues = `values = { nodeSelector = { "stevedore.dev/nowhere" = "true" } }`
+
+// forEachCLI runs f under every CLI, as parallel subtests.
+func forEachCLI(t *testing.T, f func(t *testing.T, c cli)) {
+	t.Helper()
+	testenv.Need(t)
+	for _, c := range clis(t, false) {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			f(t, c)
+		})
+	}
+}
+
+// eventually polls cond every 100ms until it holds, failing the test after
+// two minutes.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within 2m", what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// Two configurations apply a release of one name at once: exactly one
+// installs it; the other fails before it writes anything, naming the
+// winner's owner ID, and saves nothing, so that its destroy leaves the
+// winner's release alone. Five rounds under each CLI.
+func TestAccOwnership_concurrentReleaseCreatesExactlyOneWins(t *testing.T) {
+	t.Parallel()
+	forEachCLI(t, func(t *testing.T, c cli) {
+		ns := uniqueNamespace(t, "own-race-"+c.name)
+		chartDir := chartCopy(t, "1.0.0")
+		for round := range 5 {
+			name := fmt.Sprintf("race%d", round)
+			ws := []*workspace{
+				newWorkspace(t, c, ownedRelease(t.TempDir(), chartDir, ns, name, "")),
+				newWorkspace(t, c, ownedRelease(t.TempDir(), chartDir, ns, name, "")),
+			}
+			outs, codes := make([]string, 2), make([]int, 2)
+			var wg sync.WaitGroup
+			for i, w := range ws {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					outs[i], codes[i] = w.apply()
+				}()
+			}
+			wg.Wait()
+			if (codes[0] == 0) == (codes[1] == 0) {
+				t.Fatalf("round %d: exit codes %v, want exactly one success\n--- first:\n%s\n--- second:\n%s", round, codes, outs[0], outs[1])
+			}
+			won := slices.Index(codes, 0)
+			lost := 1 - won
+			if !regexp.MustCompile(`(?s)Release already exists.*release\s+` + name + `.*made\s+by\s+stevedore_helmrelease\s+` + ns + `/` + name + `\s+\(owner\s+[0-9a-f]{32}\)`).MatchString(outs[lost]) {
+				t.Fatalf("round %d: the loser does not name the winner:\n%s", round, outs[lost])
+			}
+			if got := releaseRevisions(t, ns, name); !slices.Equal(got, []string{"1:deployed"}) {
+				t.Fatalf("round %d: revisions %v, want the winner's one", round, got)
+			}
+			ws[won].planEmpty()
+			ws[lost].destroy()
+			if got := releaseRevisions(t, ns, name); !slices.Equal(got, []string{"1:deployed"}) {
+				t.Fatalf("round %d: the loser's destroy changed the winner's release: %v", round, got)
+			}
+			ws[won].destroy()
+			if n := len(releaseSecrets(t, ns, name)); n != 0 {
+				t.Fatalf("round %d: %d release Secrets left after the winner's destroy", round, n)
+			}
+		}
+	})
+}
+
+// The reproduction of the ownership issue: configuration p installs a release
+// whose Deployment cannot schedule, and waits; while it waits, configuration q
+// applies a release of the same name and namespace. q refuses p's
+// pending-install revision (it does not carry q's owner ID), writes nothing
+// and saves nothing; p's apply is undisturbed, and p's destroy uninstalls
+// its own release.
+func TestAccOwnership_createDuringAnotherConfigurationsInstall(t *testing.T) {
+	t.Parallel()
+	forEachCLI(t, func(t *testing.T, c cli) {
+		ns := uniqueNamespace(t, "own-wait-"+c.name)
+		chartDir := chartCopy(t, "1.0.0")
+		p := newWorkspace(t, c, ownedRelease(t.TempDir(), chartDir, ns, "conc", stuckValues+"\n  timeout = \"30s\""))
+		q := newWorkspace(t, c, ownedRelease(t.TempDir(), chartDir, ns, "conc", ""))
+		var pOut string
+		var pCode int
+		pDone := make(chan struct{})
+		go func() {
+			defer close(pDone)
+			pOut, pCode = p.apply()
+		}()
+		eventually(t, "p's install pending", func() bool {
+			revs, _ := testenv.ReleaseRevisions(testenv.Need(t).Cluster.Kubeconfig, ns, "conc")
+			return slices.Equal(revs, []string{"1:pending-install"})
+		})
+		out, code := q.apply()
+		if code == 0 || !regexp.MustCompile(`(?s)pending-install.*it\s+is\s+being\s+installed\s+right\s+now`).MatchString(out) {
+			t.Fatalf("q: exit %d, want a refusal that says the release is being installed\n%s", code, out)
+		}
+		<-pDone
+		if pCode == 0 || !strings.Contains(pOut, "install failed") {
+			t.Fatalf("p: exit %d, want its own install to time out\n%s", pCode, pOut)
+		}
+		if got := releaseRevisions(t, ns, "conc"); !slices.Equal(got, []string{"1:failed"}) {
+			t.Fatalf("revisions %v: q changed p's release", got)
+		}
+		q.destroy()
+		if n := len(releaseSecrets(t, ns, "conc")); n != 1 {
+			t.Fatalf("q's destroy touched p's release: %d Secrets left", n)
+		}
+		p.destroy()
+		if n := len(releaseSecrets(t, ns, "conc")); n != 0 {
+			t.Fatalf("%d release Secrets left after p's destroy", n)
+		}
+	})
+}
+
+// kill -9 of the CLI while a release installs: the provider records the
+// cancelled revision as failed and exits; no state was saved. The re-apply
+// cannot prove the release is its own (it has a new owner ID), so the plan
+// warns and the apply refuses with the exact import ID; the import takes the
+// release's owner ID, and the apply after it converges; destroy leaves no
+// release Secret and none of its objects.
+func TestAccOwnership_killedReleaseInstallRecoversByImport(t *testing.T) {
+	t.Parallel()
+	forEachCLI(t, func(t *testing.T, c cli) {
+		ns := uniqueNamespace(t, "own-kill-"+c.name)
+		chartDir := chartCopy(t, "1.0.0")
+		cacheDir := t.TempDir()
+		w := newWorkspace(t, c, ownedRelease(cacheDir, chartDir, ns, "podinfo", stuckValues+"\n  timeout = \"2m\""))
+		w.killDuring(func() bool {
+			revs, _ := testenv.ReleaseRevisions(testenv.Need(t).Cluster.Kubeconfig, ns, "podinfo")
+			return slices.Equal(revs, []string{"1:pending-install"})
+		})
+		// The user fixes the values and applies again.
+		w.write(ownedRelease(cacheDir, chartDir, ns, "podinfo", ""))
+		out, code := w.run("plan", "-input=false")
+		if code != 0 || !regexp.MustCompile(`(?s)Release already exists.*Apply\s+refuses.*"`+ns+`/podinfo"`).MatchString(out) {
+			t.Fatalf("plan after the kill: exit %d, want a warning that apply refuses, with the import ID\n%s", code, out)
+		}
+		out, code = w.apply()
+		if code == 0 || !regexp.MustCompile(`(?s)import\s+it.*with\s+the\s+ID\s+"`+ns+`/podinfo"`).MatchString(out) {
+			t.Fatalf("apply after the kill: exit %d, want a refusal with the import ID\n%s", code, out)
+		}
+		w.importID("stevedore_helmrelease.podinfo", ns+"/podinfo")
+		w.must("apply", "-auto-approve", "-input=false")
+		w.planEmpty()
+		if got := releaseRevisions(t, ns, "podinfo"); len(got) == 0 || got[len(got)-1] != fmt.Sprintf("%d:deployed", len(got)) {
+			t.Fatalf("revisions after the recovery %v, want the newest deployed", got)
+		}
+		w.destroy()
+		if n := len(releaseSecrets(t, ns, "podinfo")); n != 0 {
+			t.Fatalf("%d release Secrets left after destroy", n)
+		}
+		if exists(t, "apps/v1", "Deployment", ns, "podinfo") {
+			t.Fatal("the release's Deployment survived destroy")
+		}
+	})
+}
+
+// setConfig is a stevedore_resourceset named name in ns with the given body.
+func setConfig(ns, name, body string) string {
+	return providerBlock("") + fmt.Sprintf(`
+resource "stevedore_resourceset" "set" {
+  name      = %q
+  namespace = %q
+%s
+}
+`, name, ns, body)
+}
+
+// configMapTemplate renders ConfigMap name with data v.
+func configMapTemplate(name, v string) string {
+	return fmt.Sprintf("  resources_template = <<-EOT\n    apiVersion: v1\n    kind: ConfigMap\n    metadata: {name: %s}\n    data: {v: %q}\n  EOT\n", name, v)
+}
+
+func cmState(t *testing.T, ns, name string) (map[string]string, map[string]string, bool) {
+	t.Helper()
+	var cm corev1.ConfigMap
+	err := testClient(t).Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, &cm)
+	if err != nil {
+		return nil, nil, false
+	}
+	return cm.Data, cm.Labels, true
+}
+
+// Two configurations reuse a set's name and namespace by accident: the
+// second's plan warns that its apply will refuse the first's object, the
+// apply refuses it and changes nothing, the second's destroy leaves it, and
+// the first's destroy deletes it.
+func TestAccOwnership_sameNameSetsInTwoConfigurations(t *testing.T) {
+	t.Parallel()
+	forEachCLI(t, func(t *testing.T, c cli) {
+		ns := uniqueNamespace(t, "own-same-"+c.name)
+		first := newWorkspace(t, c, setConfig(ns, "same", configMapTemplate("cm-shared", "first")))
+		second := newWorkspace(t, c, setConfig(ns, "same", configMapTemplate("cm-shared", "second")))
+		first.must("apply", "-auto-approve", "-input=false")
+		first.planEmpty()
+		out, code := second.run("plan", "-input=false")
+		if code != 0 || !regexp.MustCompile(`(?s)Objects of another set of this name.*ConfigMap/`+ns+`/cm-shared.*Apply\s+refuses`).MatchString(out) {
+			t.Fatalf("second plan: exit %d, want a warning\n%s", code, out)
+		}
+		out, code = second.apply()
+		if code == 0 || !regexp.MustCompile(`(?s)another\s+instance\s+of\s+a\s+set\s+of\s+this\s+name.*"`+ns+`/same"`).MatchString(out) {
+			t.Fatalf("second apply: exit %d, want a refusal\n%s", code, out)
+		}
+		if data, _, _ := cmState(t, ns, "cm-shared"); data["v"] != "first" {
+			t.Fatalf("the first set's object was overwritten: %v", data)
+		}
+		second.destroy()
+		if data, labels, ok := cmState(t, ns, "cm-shared"); !ok || data["v"] != "first" || labels[kube.SetNameLabel] != "same" {
+			t.Fatalf("the second set's destroy changed the first's object: %v %v %v", ok, data, labels)
+		}
+		first.planEmpty()
+		first.destroy()
+		if _, _, ok := cmState(t, ns, "cm-shared"); ok {
+			t.Fatal("the first set's destroy left its object")
+		}
+	})
+}
+
+// Two sets of different names apply one new ConfigMap at once: the API
+// server lets exactly one create it; the other fails before it writes it,
+// naming the winner, and records nothing. Five rounds under each CLI.
+func TestAccOwnership_concurrentSetsClaimOneObject(t *testing.T) {
+	t.Parallel()
+	forEachCLI(t, func(t *testing.T, c cli) {
+		ns := uniqueNamespace(t, "own-claim-"+c.name)
+		for round := range 5 {
+			cm := fmt.Sprintf("contested-%d", round)
+			ws := []*workspace{
+				newWorkspace(t, c, setConfig(ns, fmt.Sprintf("a%d", round), configMapTemplate(cm, "a"))),
+				newWorkspace(t, c, setConfig(ns, fmt.Sprintf("b%d", round), configMapTemplate(cm, "b"))),
+			}
+			outs, codes := make([]string, 2), make([]int, 2)
+			var wg sync.WaitGroup
+			for i, w := range ws {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					outs[i], codes[i] = w.apply()
+				}()
+			}
+			wg.Wait()
+			if (codes[0] == 0) == (codes[1] == 0) {
+				t.Fatalf("round %d: exit codes %v, want exactly one success\n--- a:\n%s\n--- b:\n%s", round, codes, outs[0], outs[1])
+			}
+			won := slices.Index(codes, 0)
+			lost := 1 - won
+			winner := []string{"a", "b"}[won]
+			if !regexp.MustCompile(`(?s)stevedore_resourceset\s+` + ns + `/` + winner + fmt.Sprint(round) + `\s+\(owner\s+[0-9a-f]{32}\)`).MatchString(outs[lost]) {
+				t.Fatalf("round %d: the loser does not name the winner %s:\n%s", round, winner, outs[lost])
+			}
+			if data, labels, _ := cmState(t, ns, cm); data["v"] != winner || labels[kube.SetNameLabel] != winner+fmt.Sprint(round) {
+				t.Fatalf("round %d: object %v %v, want the winner's", round, data, labels)
+			}
+			ws[won].planEmpty()
+			if st, _ := ws[lost].run("state", "list"); strings.Contains(st, "stevedore_resourceset") {
+				t.Fatalf("round %d: the loser saved state:\n%s\n--- its apply:\n%s", round, st, outs[lost])
+			}
+			// The loser saved nothing; its plan is refused (the object is
+			// the winner's), and destroy plans first: without the refresh
+			// it has nothing to do.
+			ws[lost].must("destroy", "-auto-approve", "-input=false", "-refresh=false")
+			if _, _, ok := cmState(t, ns, cm); !ok {
+				t.Fatalf("round %d: the loser's destroy deleted the winner's object", round)
+			}
+			ws[won].destroy()
+			if _, _, ok := cmState(t, ns, cm); ok {
+				t.Fatalf("round %d: the winner's destroy left its object", round)
+			}
+		}
+	})
+}
+
+// A set that declares an object of a Helm release is refused at plan, naming
+// the release and how to take the object over; nothing is written, and the
+// release keeps its object.
+func TestAccOwnership_setRefusesAHelmReleasesObject(t *testing.T) {
+	t.Parallel()
+	forEachCLI(t, func(t *testing.T, c cli) {
+		ns := uniqueNamespace(t, "own-helm-"+c.name)
+		if err := testenv.HelmInstall(testenv.Need(t).Cluster.Kubeconfig, ns, "podinfo", chartCopy(t, "1.0.0"), nil); err != nil {
+			t.Fatal(err)
+		}
+		w := newWorkspace(t, c, setConfig(ns, "grabby", configMapTemplate("podinfo", "mine")))
+		out, code := w.run("plan", "-input=false")
+		if code == 0 || !regexp.MustCompile(`(?s)ConfigMap/`+ns+`/podinfo\s+is\s+owned\s+by\s+Helm\s+release\s+`+ns+`/podinfo.*add\s+"helm"\s+to\s+take_over_from`).MatchString(out) {
+			t.Fatalf("plan: exit %d, want a refusal naming the Helm release\n%s", code, out)
+		}
+		u := &unstructured.Unstructured{}
+		u.SetAPIVersion("v1")
+		u.SetKind("ConfigMap")
+		if err := testClient(t).Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "podinfo"}, u); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := u.GetLabels()[kube.SetNameLabel]; ok {
+			t.Fatal("the refused set labelled the release's object")
+		}
+	})
+}
+
+// kill -9 of the CLI while a set's create waits for its objects: the objects
+// it created carry its owner ID, and the one it adopted (it existed before)
+// carries its adoption record. The re-apply refuses them with the import ID;
+// the import reads them back, created and adopted as they were; the apply
+// after it converges; destroy deletes every object the set created and leaves
+// the adopted one, without the set's labels.
+func TestAccOwnership_killedSetCreateRecoversByImport(t *testing.T) {
+	t.Parallel()
+	forEachCLI(t, func(t *testing.T, c cli) {
+		ns := uniqueNamespace(t, "own-skill-"+c.name)
+		pre := &corev1.ConfigMap{Data: map[string]string{"v": "before"}}
+		pre.Namespace, pre.Name = ns, "cm-00"
+		if err := testClient(t).Create(context.Background(), pre); err != nil {
+			t.Fatal(err)
+		}
+		body := func(stuck bool) string {
+			sel := ""
+			if stuck {
+				sel = `nodeSelector = { "stevedore.dev/nowhere" = "true" },`
+			}
+			return fmt.Sprintf(`  wait    = true
+  timeout = "2m"
+  inputs  = [for i in range(20) : { n = format("%%02d", i) }]
+  resources_template = <<-EOT
+    apiVersion: v1
+    kind: ConfigMap
+    metadata: {name: cm-<< inputs.n >>}
+    data: {v: set}
+  EOT
+  resources = [{
+    apiVersion = "apps/v1", kind = "Deployment", metadata = { name = "web" }
+    spec = {
+      selector = { matchLabels = { app = "web" } }
+      template = {
+        metadata = { labels = { app = "web" } }
+        spec     = { %s containers = [{ name = "web", image = "nginx" }] }
+      }
+    }
+  }]
+`, sel)
+		}
+		w := newWorkspace(t, c, setConfig(ns, "big", body(true)))
+		w.killDuring(func() bool { return exists(t, "apps/v1", "Deployment", ns, "web") })
+		w.write(setConfig(ns, "big", body(false)))
+		out, code := w.apply()
+		if code == 0 || !regexp.MustCompile(`(?s)another\s+instance\s+of\s+a\s+set\s+of\s+this\s+name.*"`+ns+`/big"`).MatchString(out) {
+			t.Fatalf("apply after the kill: exit %d, want a refusal with the import ID\n%s", code, out)
+		}
+		w.importID("stevedore_resourceset.set", ns+"/big")
+		w.must("apply", "-auto-approve", "-input=false")
+		w.planEmpty()
+		state := w.must("state", "show", "-no-color", "stevedore_resourceset.set")
+		if !regexp.MustCompile(`(?s)adopted\s+=\s+true\s+id\s+=\s+"` + ns + `_cm-00__ConfigMap"`).MatchString(state) {
+			t.Fatalf("the pre-existing ConfigMap is not recorded as adopted:\n%s", state)
+		}
+		w.destroy()
+		data, labels, ok := cmState(t, ns, "cm-00")
+		if !ok || data["v"] != "set" {
+			t.Fatalf("the adopted ConfigMap was deleted, or is not as the set left it: %v %v", ok, data)
+		}
+		if _, ok := labels[kube.SetNameLabel]; ok {
+			t.Fatalf("the adopted ConfigMap keeps the set's labels: %v", labels)
+		}
+		for i := 1; i < 20; i++ {
+			if _, _, ok := cmState(t, ns, fmt.Sprintf("cm-%02d", i)); ok {
+				t.Fatalf("cm-%02d, which the set created, survived destroy", i)
+			}
+		}
+		if exists(t, "apps/v1", "Deployment", ns, "web") {
+			t.Fatal("the Deployment the set created survived destroy")
+		}
+	})
+}
