@@ -145,9 +145,15 @@ func (w *workspace) destroy() string {
 // period), so that the test goes on from a cluster nothing writes to.
 func (w *workspace) killDuring(ready func() bool) string {
 	w.t.Helper()
+	return w.killDuring2("apply", ready)
+}
+
+// killDuring2 is killDuring for `verb -auto-approve` (apply or destroy).
+func (w *workspace) killDuring2(verb string, ready func() bool) string {
+	w.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd, out := w.command(ctx, "apply", "-auto-approve", "-input=false", "-no-color")
+	cmd, out := w.command(ctx, verb, "-auto-approve", "-input=false", "-no-color")
 	if err := cmd.Start(); err != nil {
 		w.t.Fatal(err)
 	}
@@ -157,10 +163,10 @@ func (w *workspace) killDuring(ready func() bool) string {
 	for !ready() {
 		select {
 		case err := <-done:
-			w.t.Fatalf("%s apply ended (%v) before the moment to kill it\n%s", w.cli.name, err, out)
+			w.t.Fatalf("%s %s ended (%v) before the moment to kill it\n%s", w.cli.name, verb, err, out)
 		case <-deadline:
 			_ = cmd.Process.Kill()
-			w.t.Fatalf("%s apply never reached the moment to kill it\n%s", w.cli.name, out)
+			w.t.Fatalf("%s %s never reached the moment to kill it\n%s", w.cli.name, verb, out)
 		case <-time.After(100 * time.Millisecond):
 		}
 	}

@@ -424,3 +424,123 @@ func TestAccOwnership_killedSetCreateRecoversByImport(t *testing.T) {
 		}
 	})
 }
+
+// kill -9 of the CLI while a release upgrades: the revision the provider
+// cancelled is recorded as failed; the state keeps the release, and the next
+// apply (the values fixed) continues from the failed revision and converges;
+// destroy leaves nothing.
+func TestAccOwnership_killedReleaseUpgradeConverges(t *testing.T) {
+	t.Parallel()
+	forEachCLI(t, func(t *testing.T, c cli) {
+		ns := uniqueNamespace(t, "own-kup-"+c.name)
+		chartDir := chartCopy(t, "1.0.0")
+		cacheDir := t.TempDir()
+		w := newWorkspace(t, c, ownedRelease(cacheDir, chartDir, ns, "podinfo", ""))
+		w.must("apply", "-auto-approve", "-input=false")
+		w.write(ownedRelease(cacheDir, chartDir, ns, "podinfo", stuckValues+"\n  timeout = \"2m\""))
+		w.killDuring(func() bool {
+			revs, _ := testenv.ReleaseRevisions(testenv.Need(t).Cluster.Kubeconfig, ns, "podinfo")
+			return slices.Contains(revs, "2:pending-upgrade")
+		})
+		w.write(ownedRelease(cacheDir, chartDir, ns, "podinfo", `values = { replicaCount = 2 }`))
+		w.must("apply", "-auto-approve", "-input=false")
+		w.planEmpty()
+		if got := releaseRevisions(t, ns, "podinfo"); got[len(got)-1] != fmt.Sprintf("%d:deployed", len(got)) {
+			t.Fatalf("revisions after the recovery %v, want the newest deployed", got)
+		}
+		w.destroy()
+		if n := len(releaseSecrets(t, ns, "podinfo")); n != 0 {
+			t.Fatalf("%d release Secrets left after destroy", n)
+		}
+	})
+}
+
+// kill -9 of the CLI while a set's update waits: the objects the killed apply
+// created are not in the state, but carry the set's owner ID and no adoption
+// record, so the next apply takes them as the set's own (not adopted) and
+// destroy deletes them. Then kill -9 of the CLI while the destroy waits for an
+// object to go (a finalizer holds it): the next destroy, once the finalizer is
+// gone, converges and leaves nothing.
+func TestAccOwnership_killedSetUpdateAndDestroyConverge(t *testing.T) {
+	t.Parallel()
+	forEachCLI(t, func(t *testing.T, c cli) {
+		ns := uniqueNamespace(t, "own-sup-"+c.name)
+		body := func(n int, stuck bool) string {
+			sel := ""
+			if stuck {
+				sel = `nodeSelector = { "stevedore.dev/nowhere" = "true" },`
+			}
+			return fmt.Sprintf(`  wait    = true
+  timeout = "2m"
+  inputs  = [for i in range(%d) : { n = format("%%02d", i) }]
+  resources_template = <<-EOT
+    apiVersion: v1
+    kind: ConfigMap
+    metadata: {name: cm-<< inputs.n >>}
+  EOT
+  resources = [{
+    apiVersion = "apps/v1", kind = "Deployment", metadata = { name = "web" }
+    spec = {
+      selector = { matchLabels = { app = "web" } }
+      template = {
+        metadata = { labels = { app = "web" } }
+        spec     = { %s containers = [{ name = "web", image = "nginx" }] }
+      }
+    }
+  }]
+`, n, sel)
+		}
+		w := newWorkspace(t, c, setConfig(ns, "grow", body(5, false)))
+		w.must("apply", "-auto-approve", "-input=false")
+		w.write(setConfig(ns, "grow", body(15, true)))
+		w.killDuring(func() bool {
+			_, _, ok := cmState(t, ns, "cm-14")
+			d := &unstructured.Unstructured{}
+			d.SetAPIVersion("apps/v1")
+			d.SetKind("Deployment")
+			_ = testClient(t).Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "web"}, d)
+			sel, _, _ := unstructured.NestedStringMap(d.Object, "spec", "template", "spec", "nodeSelector")
+			return ok && len(sel) > 0
+		})
+		w.write(setConfig(ns, "grow", body(15, false)))
+		w.must("apply", "-auto-approve", "-input=false")
+		w.planEmpty()
+		state := w.must("state", "show", "-no-color", "stevedore_resourceset.set")
+		if strings.Contains(state, "adopted = true") {
+			t.Fatalf("objects the killed apply created are recorded as adopted:\n%s", state)
+		}
+
+		// A finalizer holds cm-00 when the destroy deletes it.
+		held := &corev1.ConfigMap{}
+		if err := testClient(t).Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "cm-00"}, held); err != nil {
+			t.Fatal(err)
+		}
+		held.Finalizers = append(held.Finalizers, "stevedore.dev/test-hold")
+		if err := testClient(t).Update(context.Background(), held); err != nil {
+			t.Fatal(err)
+		}
+		w.write(strings.Replace(setConfig(ns, "grow", body(15, false)), `timeout = "2m"`, `timeout = "1m"`, 1))
+		w.must("apply", "-auto-approve", "-input=false")
+		w.killDuring2("destroy", func() bool {
+			var cm corev1.ConfigMap
+			err := testClient(t).Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "cm-00"}, &cm)
+			return err == nil && cm.DeletionTimestamp != nil
+		})
+		if err := testClient(t).Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "cm-00"}, held); err != nil {
+			t.Fatal(err)
+		}
+		held.Finalizers = nil
+		if err := testClient(t).Update(context.Background(), held); err != nil {
+			t.Fatal(err)
+		}
+		w.destroy()
+		for i := range 15 {
+			if _, _, ok := cmState(t, ns, fmt.Sprintf("cm-%02d", i)); ok {
+				t.Fatalf("cm-%02d survived destroy", i)
+			}
+		}
+		if exists(t, "apps/v1", "Deployment", ns, "web") {
+			t.Fatal("the Deployment survived destroy")
+		}
+	})
+}

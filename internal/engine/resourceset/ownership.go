@@ -121,8 +121,12 @@ type adoption struct {
 //   - an object that does not exist is created;
 //   - one that belongs to nobody is adopted, as Flux adopts it: the set never
 //     deletes it;
-//   - one of this instance's own is the set's (a state written before owners
-//     were recorded: only the apply can tell whether it made it);
+//   - one that carries this instance's owner ID was applied by an apply of
+//     this set that saved no state for it (killed part way): it is adopted
+//     when its adoption record says so, else the set's. One of a set made
+//     before owners were recorded is undecided at plan and adopted: only the
+//     apply can tell whether the set made it, and it never deletes what it
+//     cannot prove it made;
 //   - one of a set of this name and namespace under another owner, at the plan
 //     of a create (no owner ID yet), is undecided: it may be another
 //     configuration's, or the failed create of this set that Terraform is
@@ -139,6 +143,10 @@ func adoptionOf(spec *Spec, o *unstructured.Unstructured, live *metav1.PartialOb
 	switch {
 	case own.Kind == kube.OwnedByNobody:
 		return adoption{adopted: true, decided: true}, nil
+	case owns(spec, own) && spec.Owner != "":
+		// Applied by this instance in an apply that saved no state for it
+		// (killed part way): what its adoption record says.
+		return adoption{adopted: live.GetAnnotations()[kube.AdoptedAnnotation] == spec.Owner, decided: true}, nil
 	case owns(spec, own):
 		return adoption{adopted: true}, nil
 	case namesake(spec, own) && spec.Creating:
