@@ -544,3 +544,43 @@ func TestAccOwnership_killedSetUpdateAndDestroyConverge(t *testing.T) {
 		}
 	})
 }
+
+// kill -9 of the CLI while a release's destroy waits for its objects to go (a
+// finalizer holds one): the next destroy, once the finalizer is gone,
+// converges and leaves no release Secret.
+func TestAccOwnership_killedReleaseDestroyConverges(t *testing.T) {
+	t.Parallel()
+	forEachCLI(t, func(t *testing.T, c cli) {
+		ns := uniqueNamespace(t, "own-kdel-"+c.name)
+		w := newWorkspace(t, c, ownedRelease(t.TempDir(), chartCopy(t, "1.0.0"), ns, "podinfo", `timeout = "2m"`))
+		w.must("apply", "-auto-approve", "-input=false")
+		held := &corev1.ConfigMap{}
+		key := client.ObjectKey{Namespace: ns, Name: "podinfo"}
+		if err := testClient(t).Get(context.Background(), key, held); err != nil {
+			t.Fatal(err)
+		}
+		held.Finalizers = append(held.Finalizers, "stevedore.dev/test-hold")
+		if err := testClient(t).Update(context.Background(), held); err != nil {
+			t.Fatal(err)
+		}
+		w.killDuring2("destroy", func() bool {
+			var cm corev1.ConfigMap
+			err := testClient(t).Get(context.Background(), key, &cm)
+			return err == nil && cm.DeletionTimestamp != nil
+		})
+		if err := testClient(t).Get(context.Background(), key, held); err != nil {
+			t.Fatal(err)
+		}
+		held.Finalizers = nil
+		if err := testClient(t).Update(context.Background(), held); err != nil {
+			t.Fatal(err)
+		}
+		w.destroy()
+		if n := len(releaseSecrets(t, ns, "podinfo")); n != 0 {
+			t.Fatalf("%d release Secrets left after destroy", n)
+		}
+		if exists(t, "apps/v1", "Deployment", ns, "podinfo") {
+			t.Fatal("the release's Deployment survived destroy")
+		}
+	})
+}

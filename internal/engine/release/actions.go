@@ -366,7 +366,7 @@ func (r *request) unlock() error {
 	if err != nil {
 		return err
 	}
-	if !rls.Info.Status.IsPending() {
+	if !stale(rls.Info.Status) {
 		return nil
 	}
 	snap := snapshotOf(rls, "")

@@ -95,7 +95,7 @@ func (r *request) observeState(ctx context.Context, detect bool) (releaseState, 
 	if rls.Info == nil || rls.Chart == nil || rls.Chart.Metadata == nil {
 		return releaseState{}, fmt.Errorf("release %s v%d in storage namespace %s is incomplete", rls.Name, rls.Version, r.sess.storageNS)
 	}
-	if rls.Info.Status.IsPending() {
+	if stale(rls.Info.Status) {
 		return releaseState{kind: stateLocked, rls: rls, reason: fmt.Sprintf("release with status '%s'", rls.Info.Status)}, nil
 	}
 	cur := latest(r.st.History)
@@ -143,6 +143,14 @@ func (r *request) observeState(ctx context.Context, detect bool) (releaseState, 
 		}
 	}
 	return releaseState{kind: stateInSync, rls: rls, reason: "release is in sync"}, nil
+}
+
+// stale reports whether a release with status s was left by an action that did
+// not finish: Helm's pending states, and uninstalling, which a destroy that was
+// killed leaves. Either is unlocked (marked failed) before anything else, so
+// that the next upgrade or uninstall can go on from it.
+func stale(s helmrelease.Status) bool {
+	return s.IsPending() || s == helmrelease.StatusUninstalling
 }
 
 // lastRelease is the latest release in storage: the one refresh read, once,
