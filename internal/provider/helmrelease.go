@@ -546,7 +546,10 @@ func (r *helmReleaseResource) reconcile(ctx context.Context, m, state *helmRelea
 	if prev != nil {
 		prev.Fingerprints = since
 	}
-	plannedChartVersion, plannedDigest := m.ChartVersion, m.ConfigDigest
+	plannedChartVersion := m.ChartVersion
+	if v := m.ConfigDigest; !v.IsUnknown() && !v.IsNull() {
+		spec.PlannedConfigDigest = v.ValueString()
+	}
 	if m.Chart.inline() && !r.buildInlineChart(ctx, m, spec, diags) {
 		return false, nil
 	}
@@ -564,16 +567,12 @@ func (r *helmReleaseResource) reconcile(ctx context.Context, m, state *helmRelea
 		addReleaseDiag(diags, "Release failed", err)
 		return true, status.Fingerprints
 	}
-	// What the plan promised must be what happened; when values_from or the
-	// chart changed between plan and apply, say so rather than let Terraform
-	// report an inconsistent result.
+	// What the plan promised must be what happened; when the chart changed
+	// between plan and apply, say so rather than let Terraform report an
+	// inconsistent result. (Changed values are refused before any action.)
 	if v := plannedChartVersion; !v.IsUnknown() && !v.IsNull() && v.ValueString() != status.ChartVersion {
 		diags.AddAttributeError(path.Root("chart"), "Chart changed since the plan",
 			about(release.Kind, m.ID.ValueString(), "planned chart version %s, released %s; plan again", v.ValueString(), status.ChartVersion))
-	}
-	if v := plannedDigest; !v.IsUnknown() && !v.IsNull() && v.ValueString() != status.ConfigDigest {
-		diags.AddAttributeError(path.Root("values_from"), "Values changed since the plan",
-			about(release.Kind, m.ID.ValueString(), "planned config digest %s, released %s (a values_from object changed); plan again", v.ValueString(), status.ConfigDigest))
 	}
 	return true, status.Fingerprints
 }

@@ -10,6 +10,7 @@ import (
 	helmrelease "helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage/driver"
 
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
 )
 
@@ -196,6 +197,10 @@ func (e *Engine) Reconcile(ctx context.Context, spec *Spec, prev *Status) (*Stat
 	if err != nil {
 		markError(st, err)
 		return st, objectError(spec, err)
+	}
+	if d := spec.PlannedConfigDigest; d != "" && d != r.desired.configDigest {
+		// Nothing was done: there is nothing new to save.
+		return nil, objectError(spec, fielderr.Wrap("values_from", &StaleValuesError{Planned: d, Now: r.desired.configDigest}))
 	}
 	r.startAttempt(prev)
 	if prev == nil {

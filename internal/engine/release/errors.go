@@ -1,6 +1,10 @@
 package release
 
-import "github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
+import (
+	"fmt"
+
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
+)
 
 // Kind names a helmrelease resource in errors: `helmrelease <namespace>/<name>: `.
 const Kind = "helmrelease"
@@ -9,4 +13,16 @@ const Kind = "helmrelease"
 // the engine starts.
 func objectError(spec *Spec, err error) error {
 	return fielderr.Object(Kind, spec.Namespace+"/"+spec.Name, err)
+}
+
+// StaleValuesError says that the values composed at apply are not those the
+// plan showed: a values_from object changed between plan and apply. Applying
+// them would do what the plan did not show, so Reconcile refuses before any
+// action. Reconcile returns it inside a *fielderr.Error on values_from.
+type StaleValuesError struct {
+	Planned, Now string // config digests
+}
+
+func (e *StaleValuesError) Error() string {
+	return fmt.Sprintf("the values changed since the plan (planned config digest %s, now %s: a values_from object changed); nothing was applied. Plan again", e.Planned, e.Now)
 }

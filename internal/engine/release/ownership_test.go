@@ -165,3 +165,34 @@ func TestReconcile_wrongChartDigestIsRefused(t *testing.T) {
 		t.Errorf("a release was made: %v", got)
 	}
 }
+
+// Values that compose, at apply, to another digest than the plan showed (a
+// values_from object changed since) are refused on values_from before any
+// action: no revision is written, and nothing new is returned to save.
+func TestReconcile_valuesChangedSincePlanRefused(t *testing.T) {
+	t.Parallel()
+	ctx := testenv.Context(t)
+	e, c := newEngine(t)
+	ns := makeNamespace(t, c)
+	path, digest := podinfo(t, "1.0.0")
+	spec := &Spec{Name: "podinfo", Namespace: ns, Owner: kube.NewOwnerID(), Timeout: time.Minute, MaxHistory: 5, ChartPath: path, ChartDigest: digest,
+		Values: map[string]any{"replicaCount": 2}}
+	p, err := e.Plan(ctx, spec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec.PlannedConfigDigest = p.ConfigDigest
+	spec.Values = map[string]any{"replicaCount": 3}
+	st, err := e.Reconcile(ctx, spec, nil)
+	var stale *StaleValuesError
+	if !errors.As(err, &stale) || fielderr.PathOf(err) != "values_from" || st != nil || stale.Planned != p.ConfigDigest {
+		t.Fatalf("apply with changed values: status %+v, error %v", st, err)
+	}
+	if got, _ := testenv.ReleaseRevisions(testenv.Need(t).Cluster.Kubeconfig, ns, "podinfo"); len(got) != 0 {
+		t.Errorf("a release was made: %v", got)
+	}
+	spec.Values = map[string]any{"replicaCount": 2}
+	if _, err := e.Reconcile(ctx, spec, nil); err != nil {
+		t.Fatalf("apply with the planned values: %v", err)
+	}
+}

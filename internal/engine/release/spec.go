@@ -122,6 +122,10 @@ type Spec struct {
 	// ChartDigest identifies the chart's bytes (`sha256:<hex>`); a new digest
 	// means an upgrade.
 	ChartDigest string
+	// PlannedConfigDigest is the config digest the plan showed, "" when it
+	// showed none: Reconcile refuses, before any action, values that compose
+	// to another digest (a values_from object changed since the plan).
+	PlannedConfigDigest string
 
 	// Values are the inline values; ValuesFrom are merged first, in order (a
 	// TargetPath reference set into the result so far), and Values on top.
