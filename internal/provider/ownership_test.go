@@ -584,3 +584,66 @@ func TestAccOwnership_killedReleaseDestroyConverges(t *testing.T) {
 		}
 	})
 }
+
+// A flux-operator ResourceSet's objects are refused until take_over_from
+// names flux-operator; then the plan warns, the apply takes them over in
+// place (their UIDs do not change), they are the set's (not adopted), the next
+// plan is empty, and destroy deletes them.
+func TestAccOwnership_takeOverFromFluxOperator(t *testing.T) {
+	t.Parallel()
+	forEachCLI(t, func(t *testing.T, c cli) {
+		ns := uniqueNamespace(t, "own-take-"+c.name)
+		ctx := context.Background()
+		uids := map[string]string{}
+		for _, name := range []string{"tenant-a", "tenant-b"} {
+			cm := &corev1.ConfigMap{Data: map[string]string{"v": "flux-operator"}}
+			cm.Namespace, cm.Name = ns, name
+			cm.Labels = map[string]string{"resourceset.fluxcd.controlplane.io/name": "tenants", "resourceset.fluxcd.controlplane.io/namespace": "flux-system"}
+			if err := testClient(t).Create(ctx, cm); err != nil {
+				t.Fatal(err)
+			}
+			uids[name] = string(cm.UID)
+		}
+		body := func(takeOver string) string {
+			return takeOver + `
+  inputs = [{ t = "a" }, { t = "b" }]
+  resources_template = <<-EOT
+    apiVersion: v1
+    kind: ConfigMap
+    metadata: {name: tenant-<< inputs.t >>}
+    data: {v: stevedore}
+  EOT
+`
+		}
+		w := newWorkspace(t, c, setConfig(ns, "tenants", body("")))
+		out, code := w.run("plan", "-input=false")
+		if code == 0 || !regexp.MustCompile(`(?s)owned\s+by\s+flux-operator\s+ResourceSet\s+flux-system/tenants.*add\s+"flux-operator"\s+to\s+take_over_from`).MatchString(out) {
+			t.Fatalf("plan without take_over_from: exit %d, want a refusal\n%s", code, out)
+		}
+		w.write(setConfig(ns, "tenants", body(`  take_over_from = ["flux-operator"]`)))
+		out, code = w.run("plan", "-input=false")
+		if code != 0 || !regexp.MustCompile(`(?s)Objects\s+taken\s+over.*2\s+object\(s\).*ConfigMap/`+ns+`/tenant-a\s+from\s+flux-operator\s+ResourceSet\s+flux-system/tenants`).MatchString(out) {
+			t.Fatalf("plan with take_over_from: exit %d, want a warning listing the objects\n%s", code, out)
+		}
+		w.must("apply", "-auto-approve", "-input=false")
+		w.planEmpty()
+		for name, uid := range uids {
+			var cm corev1.ConfigMap
+			if err := testClient(t).Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &cm); err != nil {
+				t.Fatal(err)
+			}
+			if string(cm.UID) != uid || cm.Data["v"] != "stevedore" || cm.Labels[kube.SetNameLabel] != "tenants" {
+				t.Fatalf("%s not taken over in place: uid %s (was %s), data %v, labels %v", name, cm.UID, uid, cm.Data, cm.Labels)
+			}
+		}
+		if state := w.must("state", "show", "-no-color", "stevedore_resourceset.set"); strings.Contains(state, "adopted = true") {
+			t.Fatalf("taken-over objects are recorded as adopted:\n%s", state)
+		}
+		w.destroy()
+		for name := range uids {
+			if _, _, ok := cmState(t, ns, name); ok {
+				t.Fatalf("%s, taken over by the set, survived its destroy", name)
+			}
+		}
+	})
+}

@@ -360,8 +360,8 @@ func (r *resourceSetResource) ModifyPlan(ctx context.Context, req resource.Modif
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 }
 
-// appearedSincePlan lists the objects that res decided the apply creates
-// (new to prev, not adopted) but that the dry run found in the cluster.
+// appearedSincePlan lists the objects that res found missing (new to prev,
+// not in the cluster at the look-up) but that the dry run found there.
 func appearedSincePlan(res *resourceset.Result, prev []kube.Entry, changes []kube.Drift) []string {
 	known := map[string]bool{}
 	for _, en := range prev {
@@ -369,7 +369,7 @@ func appearedSincePlan(res *resourceset.Result, prev []kube.Entry, changes []kub
 	}
 	created := map[string]bool{}
 	for _, en := range res.Inventory {
-		if !known[en.ID] && !en.Adopted && !res.Undecided[en.ID] {
+		if !known[en.ID] && !res.Existing[en.ID] && !res.Undecided[en.ID] {
 			created[en.ID] = true
 		}
 	}

@@ -40,6 +40,9 @@ type Result struct {
 	// Undecided holds, after a plan, the IDs of the inventory entries whose
 	// Adopted flag only the apply can decide.
 	Undecided map[string]bool
+	// Existing holds, after a plan, the IDs of the objects new to the
+	// inventory that exist in the cluster (adopted, taken over, undecided).
+	Existing map[string]bool
 	// Warnings, after a plan, name what the render did that the user may not
 	// expect (see desired).
 	Warnings []Warning
@@ -191,11 +194,11 @@ func (e *Engine) plan(ctx context.Context, spec *Spec, prev []kube.Entry) (*Resu
 	if err != nil {
 		return nil, err
 	}
-	adopted, undecided, owned, err := e.planAdoption(ctx, spec, objs, prev)
+	adopted, undecided, existing, owned, err := e.planAdoption(ctx, spec, objs, prev)
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Inventory: inventoryOf(objs, adopted), Manifests: manifests, Undecided: undecided, Warnings: append(warnings, owned...),
+	return &Result{Inventory: inventoryOf(objs, adopted), Manifests: manifests, Undecided: undecided, Existing: existing, Warnings: append(warnings, owned...),
 		Steps: stepsOf(parts)}, nil
 }
 

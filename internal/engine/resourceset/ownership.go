@@ -181,19 +181,20 @@ func adoptionsOf(entries []kube.Entry) map[string]bool {
 // lists keep theirs without a request, and those new to it are read from the
 // cluster to tell what an apply would decide now. undecided lists the new
 // objects only the apply can decide, also those that cannot be read (the apply
-// reads them again before applying anything). Objects that belong to someone
-// else are an error; the warnings name the objects taken over, and those of
-// a set of this name that the apply refuses unless this plan replaces it.
-func (e *Engine) planAdoption(ctx context.Context, spec *Spec, objs []*unstructured.Unstructured, prev []kube.Entry) (adopted, undecided map[string]bool, warnings []Warning, err error) {
+// reads them again before applying anything); existing, those the look-up
+// found. Objects that belong to someone else are an error; the warnings name
+// the objects taken over, and those of a set of this name that the apply
+// refuses unless this plan replaces it.
+func (e *Engine) planAdoption(ctx context.Context, spec *Spec, objs []*unstructured.Unstructured, prev []kube.Entry) (adopted, undecided, existing map[string]bool, warnings []Warning, err error) {
 	adopted = adoptionsOf(prev)
-	undecided = map[string]bool{}
+	undecided, existing = map[string]bool{}, map[string]bool{}
 	fresh := newObjects(objs, adopted)
 	if len(fresh) == 0 {
-		return adopted, undecided, nil, nil
+		return adopted, undecided, existing, nil, nil
 	}
 	m, err := e.manager(spec)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	live, errs := m.Lookup(ctx, fresh)
 	var conflicts []error
@@ -203,6 +204,9 @@ func (e *Engine) planAdoption(ctx context.Context, spec *Spec, objs []*unstructu
 		if errs[i] != nil {
 			undecided[id] = true
 			continue
+		}
+		if live[i] != nil {
+			existing[id] = true
 		}
 		a, err := adoptionOf(spec, o, live[i])
 		switch {
@@ -233,7 +237,7 @@ func (e *Engine) planAdoption(ctx context.Context, spec *Spec, objs []*unstructu
 				"then the resource's destroy lets go of them first. If they are this configuration's (an apply of this set was killed "+
 				"before it saved state), import the set with the ID %q.", len(namesakes), ImportID(spec), strings.Join(namesakes, ", "), ImportID(spec))})
 	}
-	return adopted, undecided, warnings, errors.Join(conflicts...)
+	return adopted, undecided, existing, warnings, errors.Join(conflicts...)
 }
 
 // applyAdoption decides, from the cluster as it is now, whether the apply
