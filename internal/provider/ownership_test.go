@@ -209,6 +209,37 @@ func TestAccOwnership_killedReleaseInstallRecoversByImport(t *testing.T) {
 	})
 }
 
+// waitedSet is the body of a set that waits for its objects: n ConfigMaps
+// cm-00, cm-01, ... (with data, a YAML line, when not empty) and a Deployment
+// web, which no node can run when stuck, so that the apply waits until its
+// timeout.
+func waitedSet(n int, stuck bool, data string) string {
+	sel := ""
+	if stuck {
+		sel = `nodeSelector = { "stevedore.dev/nowhere" = "true" },`
+	}
+	return fmt.Sprintf(`  wait    = true
+  timeout = "2m"
+  inputs  = [for i in range(%d) : { n = format("%%02d", i) }]
+  resources_template = <<-EOT
+    apiVersion: v1
+    kind: ConfigMap
+    metadata: {name: cm-<< inputs.n >>}
+    %s
+  EOT
+  resources = [{
+    apiVersion = "apps/v1", kind = "Deployment", metadata = { name = "web" }
+    spec = {
+      selector = { matchLabels = { app = "web" } }
+      template = {
+        metadata = { labels = { app = "web" } }
+        spec     = { %s containers = [{ name = "web", image = "nginx" }] }
+      }
+    }
+  }]
+`, n, data, sel)
+}
+
 // setConfig is a stevedore_resourceset named name in ns with the given body.
 func setConfig(ns, name, body string) string {
 	return providerBlock("") + fmt.Sprintf(`
@@ -366,35 +397,9 @@ func TestAccOwnership_killedSetCreateRecoversByImport(t *testing.T) {
 		if err := testClient(t).Create(context.Background(), pre); err != nil {
 			t.Fatal(err)
 		}
-		body := func(stuck bool) string {
-			sel := ""
-			if stuck {
-				sel = `nodeSelector = { "stevedore.dev/nowhere" = "true" },`
-			}
-			return fmt.Sprintf(`  wait    = true
-  timeout = "2m"
-  inputs  = [for i in range(20) : { n = format("%%02d", i) }]
-  resources_template = <<-EOT
-    apiVersion: v1
-    kind: ConfigMap
-    metadata: {name: cm-<< inputs.n >>}
-    data: {v: set}
-  EOT
-  resources = [{
-    apiVersion = "apps/v1", kind = "Deployment", metadata = { name = "web" }
-    spec = {
-      selector = { matchLabels = { app = "web" } }
-      template = {
-        metadata = { labels = { app = "web" } }
-        spec     = { %s containers = [{ name = "web", image = "nginx" }] }
-      }
-    }
-  }]
-`, sel)
-		}
-		w := newWorkspace(t, c, setConfig(ns, "big", body(true)))
+		w := newWorkspace(t, c, setConfig(ns, "big", waitedSet(20, true, "data: {v: set}")))
 		w.killDuring(func() bool { return exists(t, "apps/v1", "Deployment", ns, "web") })
-		w.write(setConfig(ns, "big", body(false)))
+		w.write(setConfig(ns, "big", waitedSet(20, false, "data: {v: set}")))
 		out, code := w.apply()
 		if code == 0 || !regexp.MustCompile(`(?s)another\s+instance\s+of\s+a\s+set\s+of\s+this\s+name.*"`+ns+`/big"`).MatchString(out) {
 			t.Fatalf("apply after the kill: exit %d, want a refusal with the import ID\n%s", code, out)
@@ -465,34 +470,9 @@ func TestAccOwnership_killedSetUpdateAndDestroyConverge(t *testing.T) {
 	t.Parallel()
 	forEachCLI(t, func(t *testing.T, c cli) {
 		ns := uniqueNamespace(t, "own-sup-"+c.name)
-		body := func(n int, stuck bool) string {
-			sel := ""
-			if stuck {
-				sel = `nodeSelector = { "stevedore.dev/nowhere" = "true" },`
-			}
-			return fmt.Sprintf(`  wait    = true
-  timeout = "2m"
-  inputs  = [for i in range(%d) : { n = format("%%02d", i) }]
-  resources_template = <<-EOT
-    apiVersion: v1
-    kind: ConfigMap
-    metadata: {name: cm-<< inputs.n >>}
-  EOT
-  resources = [{
-    apiVersion = "apps/v1", kind = "Deployment", metadata = { name = "web" }
-    spec = {
-      selector = { matchLabels = { app = "web" } }
-      template = {
-        metadata = { labels = { app = "web" } }
-        spec     = { %s containers = [{ name = "web", image = "nginx" }] }
-      }
-    }
-  }]
-`, n, sel)
-		}
-		w := newWorkspace(t, c, setConfig(ns, "grow", body(5, false)))
+		w := newWorkspace(t, c, setConfig(ns, "grow", waitedSet(5, false, "")))
 		w.must("apply", "-auto-approve", "-input=false")
-		w.write(setConfig(ns, "grow", body(15, true)))
+		w.write(setConfig(ns, "grow", waitedSet(15, true, "")))
 		w.killDuring(func() bool {
 			_, _, ok := cmState(t, ns, "cm-14")
 			d := &unstructured.Unstructured{}
@@ -502,7 +482,7 @@ func TestAccOwnership_killedSetUpdateAndDestroyConverge(t *testing.T) {
 			sel, _, _ := unstructured.NestedStringMap(d.Object, "spec", "template", "spec", "nodeSelector")
 			return ok && len(sel) > 0
 		})
-		w.write(setConfig(ns, "grow", body(15, false)))
+		w.write(setConfig(ns, "grow", waitedSet(15, false, "")))
 		w.must("apply", "-auto-approve", "-input=false")
 		w.planEmpty()
 		state := w.must("state", "show", "-no-color", "stevedore_resourceset.set")
@@ -519,7 +499,7 @@ func TestAccOwnership_killedSetUpdateAndDestroyConverge(t *testing.T) {
 		if err := testClient(t).Update(context.Background(), held); err != nil {
 			t.Fatal(err)
 		}
-		w.write(strings.Replace(setConfig(ns, "grow", body(15, false)), `timeout = "2m"`, `timeout = "1m"`, 1))
+		w.write(strings.Replace(setConfig(ns, "grow", waitedSet(15, false, "")), `timeout = "2m"`, `timeout = "1m"`, 1))
 		w.must("apply", "-auto-approve", "-input=false")
 		w.killDuring2("destroy", func() bool {
 			var cm corev1.ConfigMap

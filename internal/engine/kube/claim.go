@@ -101,6 +101,9 @@ func (m *Manager) applyClaimed(ctx context.Context, objs []*unstructured.Unstruc
 	return cs, err
 }
 
+// claimManagerSuffix names the field manager of the adoption records.
+const claimManagerSuffix = "-claim"
+
 // takeAll takes the objects that exist, concurrently: a merge patch of their
 // claims' annotations with their claims' resourceVersion as a precondition.
 // An object that changed since is a *ClaimError.
@@ -120,7 +123,9 @@ func (m *Manager) takeAll(ctx context.Context, objs []*unstructured.Unstructured
 			target.SetGroupVersionKind(obj.GroupVersionKind())
 			target.SetNamespace(obj.GetNamespace())
 			target.SetName(obj.GetName())
-			err := m.client.Patch(ctx, target, client.RawPatch(types.MergePatchType, patch), client.FieldOwner(m.fieldManager))
+			// Under a field manager of its own: the annotations are not
+			// the applied object's, and no apply of ours takes them.
+			err := m.client.Patch(ctx, target, client.RawPatch(types.MergePatchType, patch), client.FieldOwner(m.fieldManager+claimManagerSuffix))
 			switch {
 			case apierrors.IsConflict(err) || apierrors.IsNotFound(err):
 				errs[i] = &ClaimError{ID: ID(obj), Object: Describe(obj), Obj: obj, Err: err}

@@ -76,6 +76,11 @@ func (m *Manager) ApplyStaged(ctx context.Context, objs []*unstructured.Unstruct
 	o := ssa.DefaultApplyOptions()
 	o.Force = opts.Force
 	o.ExclusionSelector = opts.ExclusionSelector
+	// An object created by a claim whose apply was killed before its fields
+	// moved to our Apply entry (see Manager.create) still has them under our
+	// Update entry, where no apply of ours could remove them: every apply
+	// moves them, as the create would have.
+	o.Cleanup.FieldManagers = []ssa.FieldManager{{Name: m.fieldManager, ExactMatch: true, OperationType: metav1.ManagedFieldsOperationUpdate}}
 	if opts.WaitTimeout > 0 {
 		o.WaitTimeout = opts.WaitTimeout
 	}
