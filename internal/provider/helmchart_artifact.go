@@ -176,6 +176,18 @@ func (r *helmChartArtifactResource) ValidateConfig(ctx context.Context, req reso
 		if v.PublicKeys.IsNull() && v.MatchOIDCIdentity == nil {
 			resp.Diagnostics.AddAttributeWarning(path.Root("verify").AtName("match_oidc_identity"), noIdentitySummary, noIdentityDetail)
 		}
+		// A key that is not one fails here, before any request (the keys
+		// that are still unknown are checked again before the pull).
+		for i, k := range v.PublicKeys.Elements() {
+			key, ok := k.(types.String)
+			if !ok || key.IsNull() || key.IsUnknown() {
+				continue
+			}
+			if err := chart.CheckPublicKey([]byte(key.ValueString())); err != nil {
+				resp.Diagnostics.AddAttributeError(path.Root("verify").AtName("public_keys").AtListIndex(i), "Invalid public key",
+					fmt.Sprintf("verify.public_keys[%d]: %v", i, err))
+			}
+		}
 	}
 	validateArtifactPaths(ctx, &m, &resp.Diagnostics)
 }
