@@ -210,14 +210,20 @@ func TestBuild_httpWithBasicAuthAndTLS(t *testing.T) {
 	url := down.URL()
 	down.Close()
 	_, err = e2.Resolve(ctx, Spec{Repository: url, Chart: "podinfo"})
-	if err == nil || !strings.Contains(err.Error(), "failed to fetch "+url+"/index.yaml") || fielderr.PathOf(err) != "repository" {
+	if err == nil || !strings.Contains(err.Error(), "failed to fetch "+url+"/index.yaml") || fielderr.PathOf(err) != "repository" ||
+		!errors.Is(err, ErrUnreachable) {
 		t.Fatalf("unreachable: %v", err)
 	}
-	// A server error.
+	// A server error: unreachable too (what the repository holds is
+	// unknown); a denial is not.
 	failing := startRepo(t, testenv.HelmRepoOptions{}, "1.0.0")
 	failing.SetFailure(http.StatusServiceUnavailable)
-	if _, err = e2.Resolve(ctx, Spec{Repository: failing.URL(), Chart: "podinfo"}); err == nil || !strings.Contains(err.Error(), "503") {
+	if _, err = e2.Resolve(ctx, Spec{Repository: failing.URL(), Chart: "podinfo"}); err == nil || !strings.Contains(err.Error(), "503") ||
+		!errors.Is(err, ErrUnreachable) {
 		t.Fatalf("503: %v", err)
+	}
+	if _, err = e2.Resolve(ctx, bad); errors.Is(err, ErrUnreachable) {
+		t.Fatalf("a wrong password counts as unreachable: %v", err)
 	}
 }
 
