@@ -171,6 +171,14 @@ func (r *request) recordResult(action string, obs *observer, err error) error {
 		if !wrote {
 			return actionFailed(action, err)
 		}
+		if interrupted(obs) {
+			// Helm could not record the outcome (the API server stopped
+			// answering): the release is left pending, the next apply
+			// unlocks it (marks it failed) and runs the change again. An
+			// interrupted attempt, like the unlock, is no failed attempt of
+			// the change, so it uses up no retry.
+			return nil
+		}
 		r.countFailure(action)
 		return nil
 	}
@@ -237,6 +245,13 @@ func (r *request) test() error {
 	setCondition(st, CondTestSuccess, "True", ReasonTestSucceeded, fmt.Sprintf(fmtTestSuccess, cur.fullName(), cur.chartRef(), msg))
 	summarize(st, spec)
 	return nil
+}
+
+// interrupted says that the newest release an action wrote is still
+// pending: the action failed before Helm could record how it ended.
+func interrupted(obs *observer) bool {
+	written := obs.releases()
+	return len(written) > 0 && written[0].Info != nil && written[0].Info.Status.IsPending()
 }
 
 func (r *request) countFailure(action string) {
