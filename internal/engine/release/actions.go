@@ -391,13 +391,14 @@ func orDefault(p, def CRDPolicy) CRDPolicy {
 }
 
 // actionFailed is the error of an action that changed nothing in storage. A
-// chart that does not render is the user's input, so the error names the
-// chart (with Helm's template error); so does a failing post-renderer.
+// chart that does not render is the user's input, so the error is on the
+// attribute renderErrorPath names (with Helm's template error); a failing
+// post-renderer is on post_renderers.
 func actionFailed(action string, err error) error {
 	msg := err.Error()
 	switch {
 	case isRenderError(msg):
-		return &fielderr.Error{Path: "chart", Err: fmt.Errorf("%s failed: chart does not render: %w", action, err)}
+		return &fielderr.Error{Path: renderErrorPath(msg), Err: fmt.Errorf("%s failed: chart does not render: %w", action, err)}
 	case strings.Contains(msg, "error while running post render"):
 		return &fielderr.Error{Path: "post_renderers", Err: fmt.Errorf("%s failed: %w", action, err)}
 	}
@@ -407,16 +408,24 @@ func actionFailed(action string, err error) error {
 // isRenderError recognizes Helm's template engine errors by their text: Helm
 // returns them unwrapped and untyped.
 func isRenderError(msg string) bool {
-	for _, s := range []string{
-		"template: ",           // text/template parse and execution errors
-		"parse error at ",      // Helm's engine, reformatted parse errors
-		"execution error at ",  // `fail` and `required` in a template
-		"YAML parse error on ", // a template that renders invalid YAML
-		"values don't meet the specifications of the schema",
-	} {
-		if strings.Contains(msg, s) {
-			return true
-		}
+	return renderErrorPath(msg) != ""
+}
+
+// renderErrorPath is the attribute a Helm render error is about: `values`
+// for values that the chart's schema refuses and for a template that fails
+// on the values it is given (`fail`, `required`, a template that cannot
+// execute with them); `chart` for a chart whose templates do not parse or
+// render invalid YAML; "" for an error that is no render error.
+func renderErrorPath(msg string) string {
+	switch {
+	case strings.Contains(msg, "values don't meet the specifications of the schema"),
+		strings.Contains(msg, "execution error at "),                                 // `fail` and `required` in a template
+		strings.Contains(msg, "template: ") && strings.Contains(msg, ": executing "): // text/template execution errors
+		return "values"
+	case strings.Contains(msg, "template: "), // text/template parse errors
+		strings.Contains(msg, "parse error at "),      // Helm's engine, reformatted parse errors
+		strings.Contains(msg, "YAML parse error on "): // a template that renders invalid YAML
+		return "chart"
 	}
-	return false
+	return ""
 }

@@ -1,0 +1,128 @@
+package provider
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+)
+
+// expectErrors is a PreConfig that checks the error diagnostics seen since
+// the last resetWarnings (errorsSeen: `<attribute>: <summary>: <detail>`):
+// each of want matches one, and none matches any of unwanted.
+func expectErrors(t *testing.T, rec *protocolRecord, want []*regexp.Regexp, unwanted ...*regexp.Regexp) func() {
+	return func() {
+		seen := rec.errorsSeen()
+		for _, w := range want {
+			found := false
+			for _, s := range seen {
+				found = found || w.MatchString(s)
+			}
+			if !found {
+				t.Errorf("no error diagnostic matching %s; seen:\n  %s", w, strings.Join(seen, "\n  "))
+			}
+		}
+		for _, u := range unwanted {
+			for _, s := range seen {
+				if u.MatchString(s) {
+					t.Errorf("error diagnostic matching %s: %s", u, s)
+				}
+			}
+		}
+		rec.resetWarnings()
+	}
+}
+
+// TestAccResourceSet_refusedObjectOnItsElement: an object that the API
+// server refuses in the plan's dry run is an error on the element of
+// resources that renders it, in the set's words (no "drift detection").
+func TestAccResourceSet_refusedObjectOnItsElement(t *testing.T) {
+	ns := uniqueNamespace(t, "refused")
+	cfg := providerBlock("") + fmt.Sprintf(`
+resource "stevedore_resourceset" "refused" {
+  name      = "refused"
+  namespace = %[1]q
+  resources = [
+    { apiVersion = "v1", kind = "ConfigMap", metadata = { name = "fine" }, data = { a = "b" } },
+    {
+      apiVersion = "apps/v1", kind = "Deployment", metadata = { name = "bad" },
+      spec = {
+        replicas = -1
+        selector = { matchLabels = { app = "bad" } }
+        template = { metadata = { labels = { app = "bad" } }, spec = { containers = [{ name = "c", image = "x" }] } }
+      }
+    },
+  ]
+}
+`, ns)
+	rec := &protocolRecord{}
+	accTestWith(t, rec, resource.TestCase{
+		Steps: []resource.TestStep{
+			{
+				PreConfig:   rec.resetWarnings,
+				Config:      cfg,
+				PlanOnly:    true,
+				ExpectError: regexp.MustCompile(`Deployment/` + ns + `/bad:\s+the\s+API\s+server\s+refuses\s+it`),
+			},
+			{
+				PreConfig: expectErrors(t, rec,
+					[]*regexp.Regexp{regexp.MustCompile(`^resources\[1\]: Cannot plan the resource set: resourceset ` + ns + `/refused: resources\[1\]: Deployment/` + ns + `/bad: the API server refuses it, so apply would fail: .*spec\.replicas`)},
+					regexp.MustCompile(`drift detection`), regexp.MustCompile(`^-: `)),
+				Config: providerBlock(""),
+			},
+		},
+	})
+}
+
+// TestAccHelmRelease_renderErrorsOnValues: values that the chart's schema
+// refuses, and a template that fails on the values (`required`), are errors
+// on values, at the plan of an upgrade.
+func TestAccHelmRelease_renderErrorsOnValues(t *testing.T) {
+	ns := uniqueNamespace(t, "render-errs")
+	chartDir := t.TempDir()
+	for name, content := range map[string]string{
+		"Chart.yaml":         "apiVersion: v2\nname: strict\nversion: 0.1.0\n",
+		"values.schema.json": `{"type": "object", "properties": {"replicaCount": {"type": "integer"}}}`,
+		"templates/cm.yaml":  "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: strict\ndata:\n  greeting: {{ required \"values.greeting is required\" .Values.greeting | quote }}\n",
+	} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(chartDir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(chartDir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cacheDir := t.TempDir()
+	cfg := func(values string) string {
+		return releaseConfig(cacheDir, chartDir, ns, "  values = "+values+"\n")
+	}
+	rec := &protocolRecord{}
+	releaseErr := func(what string) *regexp.Regexp {
+		return regexp.MustCompile(`^values: [^:]+: helmrelease ` + ns + `/podinfo: values: upgrade would fail: .*` + what)
+	}
+	good := cfg(`{ replicaCount = 1, greeting = "hi" }`)
+	accTestWith(t, rec, resource.TestCase{
+		Steps: []resource.TestStep{
+			{Config: good},
+			{
+				PreConfig:   rec.resetWarnings,
+				Config:      cfg(`{ replicaCount = "three", greeting = "hi" }`),
+				ExpectError: regexp.MustCompile(`values\s+don't\s+meet\s+the\s+specifications\s+of\s+the\s+schema`),
+			},
+			{
+				PreConfig:   expectErrors(t, rec, []*regexp.Regexp{releaseErr(`replicaCount`)}, regexp.MustCompile(`^-: .*schema`)),
+				Config:      cfg(`{ replicaCount = 1 }`),
+				ExpectError: regexp.MustCompile(`values\.greeting\s+is\s+required`),
+			},
+			{
+				PreConfig: expectErrors(t, rec, []*regexp.Regexp{releaseErr(`values\.greeting is required`)}, regexp.MustCompile(`^-: .*required`)),
+				Config:    good,
+				PlanOnly:  true,
+			},
+		},
+	})
+}
