@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 )
 
 // expectErrors is a PreConfig that checks the error diagnostics seen since
@@ -122,6 +124,45 @@ func TestAccHelmRelease_renderErrorsOnValues(t *testing.T) {
 				PreConfig: expectErrors(t, rec, []*regexp.Regexp{releaseErr(`values\.greeting is required`)}, regexp.MustCompile(`^-: .*required`)),
 				Config:    good,
 				PlanOnly:  true,
+			},
+		},
+	})
+}
+
+// TestAccResourceSet_missingServiceAccount: a service_account_name that does
+// not exist is a plan warning on the attribute, naming the service account,
+// with changes unknown; the apply fails on the attribute, before any request
+// made as the service account (so without their retries).
+func TestAccResourceSet_missingServiceAccount(t *testing.T) {
+	ns := uniqueNamespace(t, "nosa")
+	cfg := providerBlock("") + fmt.Sprintf(`
+resource "stevedore_resourceset" "nosa" {
+  name                 = "nosa"
+  namespace            = %[1]q
+  service_account_name = "nobody"
+  resources = [
+    { apiVersion = "v1", kind = "ConfigMap", metadata = { name = "cm" }, data = { a = "b" } },
+  ]
+}
+`, ns)
+	rec := &protocolRecord{}
+	accTestWith(t, rec, resource.TestCase{
+		Steps: []resource.TestStep{
+			{
+				PreConfig: rec.resetWarnings,
+				Config:    cfg,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					expectWarning(rec, "Service account not found", regexp.MustCompile(
+						`^resourceset `+ns+`/nosa: service_account_name: service account `+ns+`/nobody does not exist: every request that impersonates it \(system:serviceaccount:`+ns+`:nobody\) is denied`)),
+					plancheck.ExpectUnknownValue("stevedore_resourceset.nosa", tfjsonpath.New("changes")),
+				}},
+				ExpectError: regexp.MustCompile(`service\s+account\s+` + ns + `/nobody\s+does\s+not\s+exist`),
+			},
+			{
+				PreConfig: expectErrors(t, rec, []*regexp.Regexp{regexp.MustCompile(
+					`^service_account_name: [^:]+: resourceset ` + ns + `/nosa: service_account_name: service account ` + ns + `/nobody does not exist`)},
+					regexp.MustCompile(`cannot (get|patch|create)`)),
+				Config: providerBlock(""),
 			},
 		},
 	})

@@ -334,6 +334,12 @@ func (r *resourceSetResource) ModifyPlan(ctx context.Context, req resource.Modif
 	for _, w := range pv.Warnings {
 		resp.Diagnostics.AddWarning("Apply may fail", about(resourceset.Kind, plan.ID.ValueString(), "%s", w))
 	}
+	if pv.Unknown != "" {
+		// The plan's warnings said why (a service account that is missing).
+		plan.Changes = types.ListUnknown(driftEntryType)
+		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+		return
+	}
 	plan.Changes = driftValue(pv.Changes)
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
 }

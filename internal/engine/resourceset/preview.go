@@ -26,6 +26,9 @@ type Preview struct {
 	// Warnings name what the apply may trip on that another resource can
 	// still provide first: a namespace, a kind, a permission.
 	Warnings []string
+	// Unknown, when not empty, says why the changes could not be found
+	// (Changes is then nil): the plan's own warnings say it to the user.
+	Unknown string
 }
 
 // PreviewError is an object the API server refuses in the dry run: apply
@@ -58,6 +61,9 @@ func (e *Engine) preview(ctx context.Context, spec *Spec) (*Preview, error) {
 		return nil, err
 	}
 	objs := flatten(parts)
+	if missing := e.missingServiceAccount(ctx, spec); missing != nil {
+		return &Preview{Unknown: missing.Error()}, nil
+	}
 	m, err := e.manager(spec)
 	if err != nil {
 		return nil, err
