@@ -2,15 +2,21 @@ package provider
 
 import (
 	"fmt"
+	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
 )
 
 // expectErrors is a PreConfig that checks the error diagnostics seen since
@@ -163,6 +169,141 @@ resource "stevedore_resourceset" "nosa" {
 					`^service_account_name: [^:]+: resourceset ` + ns + `/nosa: service_account_name: service account ` + ns + `/nobody does not exist`)},
 					regexp.MustCompile(`cannot (get|patch|create)`)),
 				Config: providerBlock(""),
+			},
+		},
+	})
+}
+
+// stalledKubeconfig is a kubeconfig of the test cluster whose API server
+// accepts connections and never answers (a stalled server, not a refused
+// connection).
+func stalledKubeconfig(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c) // held open, never read nor answered
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	cfg, err := clientcmd.LoadFromFile(testenv.Need(t).Cluster.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cl := range cfg.Clusters {
+		u, err := url.Parse(cl.Server)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u.Host = ln.Addr().String()
+		cl.Server = u.String()
+	}
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestAccServerDown_causeNamedOnce: a set of 20 objects and a release
+// applied against an API server that does not answer fail with one
+// diagnostic each, which names the cause once (and, for the set, how many
+// objects it failed), not one per object.
+func TestAccServerDown_causeNamedOnce(t *testing.T) {
+	ns := uniqueNamespace(t, "down")
+	chartDir := t.TempDir()
+	for name, content := range map[string]string{
+		"Chart.yaml":        "apiVersion: v2\nname: small\nversion: 0.1.0\n",
+		"templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: small\ndata:\n  a: b\n",
+	} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(chartDir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(chartDir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kubeconfig := stalledKubeconfig(t)
+	cfg := fmt.Sprintf(`
+provider "stevedore" {
+  kubernetes {
+    config_path     = %[1]q
+    request_timeout = "2s"
+  }
+  cache_dir = %[2]q
+}
+
+resource "stevedore_resourceset" "twenty" {
+  name      = "twenty"
+  namespace = %[3]q
+  resources = [for i in range(20) : { apiVersion = "v1", kind = "ConfigMap", metadata = { name = "cm-${i}" }, data = { a = "b" } }]
+}
+
+resource "stevedore_helmchart_artifact" "small" {
+  source_path = %[4]q
+}
+
+resource "stevedore_helmrelease" "small" {
+  name      = "small"
+  namespace = %[3]q
+  chart {
+    path   = stevedore_helmchart_artifact.small.path
+    digest = stevedore_helmchart_artifact.small.digest
+  }
+}
+`, kubeconfig, t.TempDir(), ns, chartDir)
+	rec := &protocolRecord{}
+	perResource := func() {
+		seen := rec.errorsSeen()
+		count := map[string]int{}
+		for _, s := range seen {
+			for _, who := range []string{"resourceset " + ns + "/twenty", "helmrelease " + ns + "/small"} {
+				if strings.Contains(s, who+": ") {
+					count[who]++
+				}
+			}
+		}
+		if len(seen) == 0 || len(seen) > 2 || count["resourceset "+ns+"/twenty"] > 1 || count["helmrelease "+ns+"/small"] > 1 {
+			t.Errorf("%d error diagnostics, want at most one per resource:\n  %s", len(seen), strings.Join(seen, "\n  "))
+		}
+		for _, s := range seen {
+			if !strings.Contains(s, "did not answer") && !strings.Contains(s, "unreachable") && !strings.Contains(s, "no answer") {
+				t.Errorf("an error that does not name the server not answering: %s", s)
+			}
+			if n := strings.Count(s, "kubernetes.request_timeout"); n > 1 {
+				t.Errorf("the cause is named %d times: %s", n, s)
+			}
+		}
+		rec.resetWarnings()
+	}
+	accTestWith(t, rec, resource.TestCase{
+		Steps: []resource.TestStep{
+			{
+				PreConfig:   rec.resetWarnings,
+				Config:      cfg,
+				ExpectError: regexp.MustCompile(`(did\s+not\s+answer|unreachable|no\s+answer)`),
+			},
+			{
+				PreConfig: perResource,
+				Config:    providerBlock(""),
 			},
 		},
 	})
