@@ -99,7 +99,8 @@ func resourceSetSchema() schema.Schema {
 			},
 			"service_account_name": schema.StringAttribute{
 				Optional:    true,
-				Description: "Impersonate this service account of `namespace` for every request, so that its RBAC bounds what the set may do.",
+				Description: "Impersonate this service account of `namespace` for every request, so that its RBAC bounds what the set may do. " +
+					"One that does not exist is a plan warning (what the apply changes is then unknown), and the apply fails at once.",
 			},
 			"force": schema.BoolAttribute{
 				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
