@@ -116,10 +116,12 @@ resource "stevedore_helmchart_artifact" "podinfo" {
 				ExpectNonEmptyPlan: true,
 			},
 			{
-				PreConfig:    freshRunner,
-				Config:       config,
-				RefreshState: true,
-				Check:        resource.TestCheckResourceAttr(artifactAddr, "chart_version", "1.1.0"),
+				// The state is kept (the artifact's path cleared: it is gone),
+				// and the plan after it shows the artifact built again.
+				PreConfig:          freshRunner,
+				RefreshState:       true,
+				ExpectNonEmptyPlan: true,
+				Check:              resource.TestCheckResourceAttr(artifactAddr, "chart_version", "1.1.0"),
 			},
 			{
 				// terraform destroy, with its refresh and the plan of the
