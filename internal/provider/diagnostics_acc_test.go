@@ -273,6 +273,7 @@ resource "stevedore_helmrelease" "small" {
 	rec := &protocolRecord{}
 	perResource := func() {
 		seen := rec.errorsSeen()
+		t.Logf("error diagnostics:\n  %s", strings.Join(seen, "\n  "))
 		count := map[string]int{}
 		for _, s := range seen {
 			for _, who := range []string{"resourceset " + ns + "/twenty", "helmrelease " + ns + "/small"} {
