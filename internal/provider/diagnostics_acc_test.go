@@ -110,7 +110,7 @@ func TestAccHelmRelease_renderErrorsOnValues(t *testing.T) {
 	}
 	rec := &protocolRecord{}
 	releaseErr := func(what string) *regexp.Regexp {
-		return regexp.MustCompile(`^values: [^:]+: helmrelease ` + ns + `/podinfo: values: upgrade would fail: .*` + what)
+		return regexp.MustCompile(`(?s)^values: [^:]+: helmrelease ` + ns + `/podinfo: values: upgrade would fail: .*` + what)
 	}
 	good := cfg(`{ replicaCount = 1, greeting = "hi" }`)
 	accTestWith(t, rec, resource.TestCase{
