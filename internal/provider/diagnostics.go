@@ -11,17 +11,28 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
 )
 
 // addError adds err to diags with summary: one diagnostic per error that err
 // joins, on the attribute a *fielderr.Error in it names, else on the
 // resource. Its text is the error's, which names the resource and the
 // attribute: the CLIs do not print an attribute path.
+//
+// The failures of several objects because the API server did not answer
+// (kube.ServerDown) have one cause: they are one diagnostic, which names the
+// cause once and says how many objects it failed.
 func addError(diags *diag.Diagnostics, summary string, err error) {
 	if err == nil {
 		return
 	}
-	for _, e := range joined(err) {
+	parts := joined(err)
+	var down []error
+	for _, e := range parts {
+		if len(parts) > 1 && kube.ServerDown(e) {
+			down = append(down, e)
+			continue
+		}
 		var fe *fielderr.Error
 		if errors.As(e, &fe) {
 			diags.AddAttributeError(attributePath(fe.Path), summary, e.Error())
@@ -29,6 +40,37 @@ func addError(diags *diag.Diagnostics, summary string, err error) {
 		}
 		diags.AddError(summary, e.Error())
 	}
+	switch len(down) {
+	case 0:
+	case 1:
+		diags.AddError(summary, down[0].Error())
+	default:
+		diags.AddError(summary, serverDownMessage(down))
+	}
+}
+
+// serverDownMessage names once the cause of down, the failures of several
+// objects of one resource because the API server did not answer: the
+// unreachable server if one of them says so (it names the first failure),
+// else the first failure.
+func serverDownMessage(down []error) string {
+	cause := down[0]
+	for _, e := range down {
+		var un *kube.UnreachableError
+		if errors.As(e, &un) {
+			cause = un
+			break
+		}
+	}
+	var oe *fielderr.ObjectError
+	if errors.As(cause, &oe) {
+		cause = oe.Err
+	}
+	msg := fmt.Sprintf("the Kubernetes API server did not answer for %d objects: %v", len(down), cause)
+	if errors.As(down[0], &oe) {
+		return fielderr.Object(oe.Kind, oe.ID, errors.New(msg)).Error()
+	}
+	return msg
 }
 
 // addWarning adds a warning about the attribute at p (fielderr's syntax; ""

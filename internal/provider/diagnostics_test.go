@@ -1,13 +1,12 @@
 package provider
 
 import (
-	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
-
 	"context"
 	"errors"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -18,6 +17,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/resourceset"
 )
 
@@ -235,5 +235,31 @@ func TestResourceSetSpecFrom_stepsOnTheirAttribute(t *testing.T) {
 	_, _, diags := specFrom(context.Background(), &m)
 	checkDiagLines(t, diags, []string{
 		fmt.Sprintf(`steps[0].timeout: resourceset ns/s: steps[0].timeout: step "db": timeout must be a Go duration string, got %s`, typeName(int64(5))),
+	})
+}
+
+// An API server that does not answer fails every object of a set the same
+// way: one diagnostic names the cause once, with how many objects it failed;
+// another failure keeps its own. One object's failure stays as it is.
+func TestAddError_serverDownNamedOnce(t *testing.T) {
+	since := time.Date(2026, 1, 2, 15, 4, 5, 0, time.UTC)
+	timeout := &kube.RequestTimeoutError{Timeout: time.Second, Err: context.DeadlineExceeded}
+	down := &kube.UnreachableError{Host: "127.0.0.1:6443", Cause: timeout, Since: since}
+	var errs []error
+	for i := 0; i < 20; i++ {
+		var cause error = down
+		if i < 3 {
+			cause = timeout
+		}
+		errs = append(errs, fmt.Errorf("ConfigMap/ns/cm-%d delete failed: Delete \"https://127.0.0.1:6443/api/v1/namespaces/ns/configmaps/cm-%d\": %w", i, i, cause))
+	}
+	errs = append(errs, fielderr.Errorf("resources[3]", "ConfigMap/ns/x is owned by resourceset ns/other"))
+	var diags diag.Diagnostics
+	addError(&diags, "Resource set delete failed", fielderr.Object(resourceset.Kind, "ns/s", errors.Join(errs...)))
+	addError(&diags, "Helm uninstall failed", fielderr.Object("helmrelease", "ns/r", fmt.Errorf("uninstall: %w", down)))
+	checkDiagLines(t, diags, []string{
+		`resources[3]: resourceset ns/s: resources[3]: ConfigMap/ns/x is owned by resourceset ns/other`,
+		`-: resourceset ns/s: the Kubernetes API server did not answer for 20 objects: ` + down.Error(),
+		`-: helmrelease ns/r: uninstall: ` + down.Error(),
 	})
 }

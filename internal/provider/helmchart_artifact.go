@@ -176,6 +176,18 @@ func (r *helmChartArtifactResource) ValidateConfig(ctx context.Context, req reso
 		if v.PublicKeys.IsNull() && v.MatchOIDCIdentity == nil {
 			resp.Diagnostics.AddAttributeWarning(path.Root("verify").AtName("match_oidc_identity"), noIdentitySummary, noIdentityDetail)
 		}
+		// A key that is not one fails here, before any request (the keys
+		// that are still unknown are checked again before the pull).
+		for i, k := range v.PublicKeys.Elements() {
+			key, ok := k.(types.String)
+			if !ok || key.IsNull() || key.IsUnknown() {
+				continue
+			}
+			if err := chart.CheckPublicKey([]byte(key.ValueString())); err != nil {
+				resp.Diagnostics.AddAttributeError(path.Root("verify").AtName("public_keys").AtListIndex(i), "Invalid public key",
+					fmt.Sprintf("verify.public_keys[%d]: %v", i, err))
+			}
+		}
 	}
 	validateArtifactPaths(ctx, &m, &resp.Diagnostics)
 }
@@ -359,14 +371,6 @@ func (r *helmChartArtifactResource) ModifyPlan(ctx context.Context, req resource
 	if !known || resp.Diagnostics.HasError() {
 		return
 	}
-	e := r.engine()
-	resolved, err := e.Resolve(ctx, spec)
-	if err != nil {
-		addError(&resp.Diagnostics, "Cannot resolve the chart version", artifactError(spec, err))
-		return
-	}
-	staleWarning(&resp.Diagnostics, path.Root("repository"), artifactKind, sourceID(spec), resolved)
-
 	var state *helmChartArtifactModel
 	if !req.State.Raw.IsNull() {
 		state = &helmChartArtifactModel{}
@@ -375,6 +379,24 @@ func (r *helmChartArtifactResource) ModifyPlan(ctx context.Context, req resource
 			return
 		}
 	}
+	e := r.engine()
+	resolved, err := e.Resolve(ctx, spec)
+	if err != nil {
+		if kept := keptVersion(state, &plan, err); kept != nil {
+			// The source is down and nothing of it is cached (a fresh CI
+			// runner): the recorded version stands, with a warning, as
+			// source-controller keeps its last artifact. A destroy, whose
+			// refresh plans the configuration first, never needs the source.
+			resp.Diagnostics.AddAttributeWarning(path.Root("repository"), "Repository unreachable: recorded version kept",
+				about(artifactKind, sourceID(spec), "%v. The recorded chart_version %s is kept; a newer version in range would not show "+
+					"until the source can be reached.", unwrapObject(err), kept.Version))
+			resolved = kept
+		} else {
+			addError(&resp.Diagnostics, "Cannot resolve the chart version", artifactError(spec, err))
+			return
+		}
+	}
+	staleWarning(&resp.Diagnostics, path.Root("repository"), artifactKind, sourceID(spec), resolved)
 
 	if state != nil && !plan.changedFrom(&state.chartSourceModel) && plan.SourceRoot.Equal(state.SourceRoot) &&
 		state.ChartVersion.ValueString() == resolved.Version &&
@@ -407,6 +429,34 @@ func (r *helmChartArtifactResource) ModifyPlan(ctx context.Context, req resource
 	plan.ObservedValuesFiles = types.ListUnknown(types.StringType)
 	plan.Verified = types.BoolUnknown()
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+}
+
+// keptVersion is what a plan resolves when the chart source cannot be
+// reached and has nothing cached: the recorded version, when the
+// configuration did not change since it was recorded; nil otherwise (the
+// error stands).
+func keptVersion(state, plan *helmChartArtifactModel, err error) *chart.Resolved {
+	if state == nil || !errors.Is(err, chart.ErrUnreachable) || plan.changedFrom(&state.chartSourceModel) ||
+		!plan.SourceRoot.Equal(state.SourceRoot) || state.ChartVersion.ValueString() == "" {
+		return nil
+	}
+	return &chart.Resolved{
+		ChartName:      state.ChartName.ValueString(),
+		Version:        state.ChartVersion.ValueString(),
+		AppVersion:     state.AppVersion.ValueString(),
+		Revision:       state.Revision.ValueString(),
+		SourceRevision: state.SourceRevision.ValueString(),
+	}
+}
+
+// unwrapObject is err without the resource name in front, for a message
+// that names it itself.
+func unwrapObject(err error) error {
+	var oe *fielderr.ObjectError
+	if errors.As(err, &oe) {
+		return oe.Err
+	}
+	return err
 }
 
 func (m *helmChartArtifactModel) copyComputed(from *helmChartArtifactModel) {

@@ -503,6 +503,10 @@ func TestAccHelmChartArtifact_errors(t *testing.T) {
 		{Config: res(repoAttrs + `values_files = ["values-missing.yaml"]`), ExpectError: errRe("no values file found at path 'values-missing.yaml' in chart 'podinfo'")},
 		{Config: res(repoAttrs + "verify {\npublic_keys = [\"x\"]\n}"), ExpectError: regexp.MustCompile(`Helm repositories \(https://\) serve no\s+signatures`)},
 		{Config: res("repository = \"oci://127.0.0.1:1/charts/podinfo:1.0.0\"\nchart = \"podinfo\""), ExpectError: regexp.MustCompile(`must not carry a\s+tag\s+or\s+digest`)},
+		// An invalid key is refused on its element before any request (the
+		// registry at port 1 would refuse the connection).
+		{Config: res("repository = \"oci://127.0.0.1:1/charts\"\nchart = \"podinfo\"\nverify {\npublic_keys = [\"not a key\"]\n}"),
+			ExpectError: regexp.MustCompile(`(?s)Invalid\s+public\s+key.*verify\.public_keys\[0\]:\s+not\s+a\s+PEM\s+public\s+key`)},
 		{Config: res(`source_path = "/nonexistent/chart"`), ExpectError: errRe("chart directory: stat /nonexistent/chart: no such file or directory")},
 		{Config: res(fmt.Sprintf("repository = %s", hcl(repo.URL()))), ExpectError: regexp.MustCompile(`chart is required\s+with\s+repository`)},
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/chart"
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/chart/charttest"
 )
 
 func TestRegistryFor_longestPrefixWins(t *testing.T) {
@@ -86,13 +87,22 @@ func TestHelmChartArtifact_keylessWithoutIdentityWarns(t *testing.T) {
 			t.Errorf("warning detail %q lacks %q", detail, want)
 		}
 	}
+	key, err := charttest.NewKeyPair()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for name, verify := range map[string]map[string]any{
 		"identity":    {"match_oidc_identity": []any{map[string]any{"issuer": "^https://token\\.actions\\.githubusercontent\\.com$", "subject": ".*"}}},
-		"public keys": {"public_keys": []any{"-----BEGIN PUBLIC KEY-----"}},
+		"public keys": {"public_keys": []any{string(key.PublicPEM)}},
 	} {
 		if _, got := validateArtifact(t, with(verify)); len(got) != 0 {
 			t.Errorf("%s: %q, want no diagnostics", name, got)
 		}
+	}
+	// A key that is not one is an error on its element, before any request.
+	_, got = validateArtifact(t, with(map[string]any{"public_keys": []any{string(key.PublicPEM), "-----BEGIN PUBLIC KEY-----"}}))
+	if len(got) != 1 || got[0] != "Error verify.public_keys[1]: Invalid public key" {
+		t.Errorf("an invalid key: %q, want one error on verify.public_keys[1]", got)
 	}
 }
 

@@ -25,6 +25,8 @@ import (
 type protocolRecord struct {
 	mu       sync.Mutex
 	warnings []*tfprotov6.Diagnostic
+	// errs are the error diagnostics of refreshes, plans and applies.
+	errs     []*tfprotov6.Diagnostic
 	applies  int
 	problems []string
 	schemas  map[string]tftypes.Type
@@ -44,7 +46,56 @@ func (r *protocolRecord) factories() map[string]func() (tfprotov6.ProviderServer
 func (r *protocolRecord) resetWarnings() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.warnings = nil
+	r.warnings, r.errs = nil, nil
+}
+
+// errorsSeen returns the error diagnostics of the refreshes, plans and
+// applies since the last resetWarnings, each as `<attribute path>: <summary>:
+// <detail>` (`-` for the resource).
+func (r *protocolRecord) errorsSeen() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, d := range r.errs {
+		out = append(out, pathText(d.Attribute)+": "+d.Summary+": "+d.Detail)
+	}
+	return out
+}
+
+// pathText is p in Terraform's syntax (`resources[1]`, `verify.public_keys[0]`),
+// `-` for none.
+func pathText(p *tftypes.AttributePath) string {
+	if p == nil || len(p.Steps()) == 0 {
+		return "-"
+	}
+	var b strings.Builder
+	for _, st := range p.Steps() {
+		switch st := st.(type) {
+		case tftypes.AttributeName:
+			if b.Len() > 0 {
+				b.WriteString(".")
+			}
+			b.WriteString(string(st))
+		case tftypes.ElementKeyInt:
+			fmt.Fprintf(&b, "[%d]", int64(st))
+		case tftypes.ElementKeyString:
+			fmt.Fprintf(&b, "[%q]", string(st))
+		default:
+			b.WriteString("[?]")
+		}
+	}
+	return b.String()
+}
+
+// recordErrors keeps the error diagnostics of an RPC.
+func (r *protocolRecord) recordErrors(diags []*tfprotov6.Diagnostic) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, d := range diags {
+		if d.Severity == tfprotov6.DiagnosticSeverityError {
+			r.errs = append(r.errs, d)
+		}
+	}
 }
 
 // warningsMatching returns the warnings seen since the last reset whose
@@ -65,7 +116,7 @@ func (r *protocolRecord) warningsMatching(summary string, detail *regexp.Regexp)
 func (r *protocolRecord) reset() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.warnings, r.problems, r.applies = nil, nil, 0
+	r.warnings, r.errs, r.problems, r.applies = nil, nil, nil, 0
 }
 
 // appliesSeen is the number of applies that returned no error.
@@ -105,9 +156,26 @@ func (s *recordingServer) GetProviderSchema(ctx context.Context, req *tfprotov6.
 	return resp, err
 }
 
+func (s *recordingServer) ReadResource(ctx context.Context, req *tfprotov6.ReadResourceRequest) (*tfprotov6.ReadResourceResponse, error) {
+	resp, err := s.ProviderServer.ReadResource(ctx, req)
+	if resp != nil {
+		s.rec.recordErrors(resp.Diagnostics)
+	}
+	return resp, err
+}
+
+func (s *recordingServer) ValidateResourceConfig(ctx context.Context, req *tfprotov6.ValidateResourceConfigRequest) (*tfprotov6.ValidateResourceConfigResponse, error) {
+	resp, err := s.ProviderServer.ValidateResourceConfig(ctx, req)
+	if resp != nil {
+		s.rec.recordErrors(resp.Diagnostics)
+	}
+	return resp, err
+}
+
 func (s *recordingServer) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, error) {
 	resp, err := s.ProviderServer.PlanResourceChange(ctx, req)
 	if resp != nil {
+		s.rec.recordErrors(resp.Diagnostics)
 		s.rec.mu.Lock()
 		for _, d := range resp.Diagnostics {
 			if d.Severity == tfprotov6.DiagnosticSeverityWarning {
@@ -121,6 +189,9 @@ func (s *recordingServer) PlanResourceChange(ctx context.Context, req *tfprotov6
 
 func (s *recordingServer) ApplyResourceChange(ctx context.Context, req *tfprotov6.ApplyResourceChangeRequest) (*tfprotov6.ApplyResourceChangeResponse, error) {
 	resp, err := s.ProviderServer.ApplyResourceChange(ctx, req)
+	if resp != nil {
+		s.rec.recordErrors(resp.Diagnostics)
+	}
 	if err != nil || resp == nil || hasError(resp.Diagnostics) {
 		return resp, err
 	}

@@ -343,6 +343,12 @@ func (r *resourceSetResource) ModifyPlan(ctx context.Context, req resource.Modif
 	for _, w := range pv.Warnings {
 		resp.Diagnostics.AddWarning("Apply may fail", about(resourceset.Kind, plan.ID.ValueString(), "%s", w))
 	}
+	if pv.Unknown != "" {
+		// The plan's warnings said why (a service account that is missing).
+		plan.Changes = types.ListUnknown(driftEntryType)
+		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+		return
+	}
 	if appeared := appearedSincePlan(res, prev, pv.Changes); len(appeared) > 0 {
 		// Another apply created an object while this plan ran (between its
 		// look-up and its dry run): plan the set again, which names the

@@ -100,8 +100,9 @@ func resourceSetSchema() schema.Schema {
 				Validators:  []validator.String{durationValidator{}},
 			},
 			"service_account_name": schema.StringAttribute{
-				Optional:    true,
-				Description: "Impersonate this service account of `namespace` for every request, so that its RBAC bounds what the set may do.",
+				Optional: true,
+				Description: "Impersonate this service account of `namespace` for every request, so that its RBAC bounds what the set may do. " +
+					"One that does not exist is a plan warning (what the apply changes is then unknown), and the apply fails at once.",
 			},
 			"take_over_from": schema.ListAttribute{
 				Optional: true, ElementType: types.StringType,

@@ -193,6 +193,11 @@ func (s *Spec) Validate() error {
 		if len(v.PublicKeys) > 0 && len(v.Identities) > 0 {
 			errs = append(errs, errors.New("verify: public_keys and match_oidc_identity are mutually exclusive"))
 		}
+		for i, key := range v.PublicKeys {
+			if err := CheckPublicKey(key); err != nil {
+				errs = append(errs, elemErr("verify.public_keys", i, err))
+			}
+		}
 	}
 	return errors.Join(errs...)
 }

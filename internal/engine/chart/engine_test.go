@@ -210,14 +210,20 @@ func TestBuild_httpWithBasicAuthAndTLS(t *testing.T) {
 	url := down.URL()
 	down.Close()
 	_, err = e2.Resolve(ctx, Spec{Repository: url, Chart: "podinfo"})
-	if err == nil || !strings.Contains(err.Error(), "failed to fetch "+url+"/index.yaml") || fielderr.PathOf(err) != "repository" {
+	if err == nil || !strings.Contains(err.Error(), "failed to fetch "+url+"/index.yaml") || fielderr.PathOf(err) != "repository" ||
+		!errors.Is(err, ErrUnreachable) {
 		t.Fatalf("unreachable: %v", err)
 	}
-	// A server error.
+	// A server error: unreachable too (what the repository holds is
+	// unknown); a denial is not.
 	failing := startRepo(t, testenv.HelmRepoOptions{}, "1.0.0")
 	failing.SetFailure(http.StatusServiceUnavailable)
-	if _, err = e2.Resolve(ctx, Spec{Repository: failing.URL(), Chart: "podinfo"}); err == nil || !strings.Contains(err.Error(), "503") {
+	if _, err = e2.Resolve(ctx, Spec{Repository: failing.URL(), Chart: "podinfo"}); err == nil || !strings.Contains(err.Error(), "503") ||
+		!errors.Is(err, ErrUnreachable) {
 		t.Fatalf("503: %v", err)
+	}
+	if _, err = e2.Resolve(ctx, bad); errors.Is(err, ErrUnreachable) {
+		t.Fatalf("a wrong password counts as unreachable: %v", err)
 	}
 }
 
@@ -769,15 +775,45 @@ func TestVerifyCosign_rejectsBadInputBeforeAnyRequest(t *testing.T) {
 	for name, tc := range map[string]struct {
 		v    Verify
 		want string
+		path string
 	}{
-		"bad issuer regexp":  {Verify{Provider: "cosign", Identities: []Identity{{Issuer: "(", Subject: ".*"}}}, "match_oidc_identity[0].issuer"},
-		"bad subject regexp": {Verify{Provider: "cosign", Identities: []Identity{{Issuer: ".*", Subject: "["}}}, "match_oidc_identity[0].subject"},
-		"not a key":          {Verify{Provider: "cosign", PublicKeys: [][]byte{[]byte("not a key")}}, "public_keys[0]: not a PEM public key"},
+		"bad issuer regexp":  {Verify{Provider: "cosign", Identities: []Identity{{Issuer: "(", Subject: ".*"}}}, "match_oidc_identity[0].issuer", "verify"},
+		"bad subject regexp": {Verify{Provider: "cosign", Identities: []Identity{{Issuer: ".*", Subject: "["}}}, "match_oidc_identity[0].subject", "verify"},
+		"not a key":          {Verify{Provider: "cosign", PublicKeys: [][]byte{[]byte("not a key")}}, "public_keys[0]: not a PEM public key", "verify.public_keys[0]"},
 	} {
 		err := verifyCosign(ctx, &tc.v, ref, true, Auth{})
-		if err == nil || !strings.Contains(err.Error(), tc.want) || fielderr.PathOf(err) != "verify" {
-			t.Errorf("%s: %v", name, err)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || fielderr.PathOf(err) != tc.path {
+			t.Errorf("%s: %v on %q", name, err, fielderr.PathOf(err))
 		}
+	}
+}
+
+// An invalid public key is the configuration's error: Resolve and Build
+// report it on its list element before any request, here to a registry
+// that refuses every connection (which would say "connection refused").
+func TestSpecValidate_invalidPublicKeyBeforeAnyRequest(t *testing.T) {
+	ctx := context.Background()
+	e := New(Options{CacheDir: t.TempDir()})
+	key, err := charttest.NewKeyPair()
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := Spec{Repository: "oci://127.0.0.1:1/charts", Chart: "podinfo", Version: "1.x", Insecure: true,
+		Verify: &Verify{Provider: "cosign", PublicKeys: [][]byte{key.PublicPEM, []byte("-----BEGIN PUBLIC KEY-----\nnope\n-----END PUBLIC KEY-----\n")}}}
+	check := func(what string, err error) {
+		t.Helper()
+		if err == nil || fielderr.PathOf(err) != "verify.public_keys[1]" || !strings.Contains(err.Error(), "verify.public_keys[1]: not a PEM public key") ||
+			strings.Contains(err.Error(), "connection refused") {
+			t.Errorf("%s: %v on %q, want verify.public_keys[1] refused before any request", what, err, fielderr.PathOf(err))
+		}
+	}
+	_, err = e.Resolve(ctx, spec)
+	check("resolve", err)
+	spec.Version = "1.0.0"
+	_, err = e.Build(ctx, spec, "1.0.0")
+	check("build", err)
+	if err := spec.Validate(); fielderr.PathOf(err) != "verify.public_keys[1]" {
+		t.Errorf("validate: %v", err)
 	}
 }
 

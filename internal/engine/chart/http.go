@@ -22,6 +22,13 @@ const userAgent = "stevedore (Helm chart source)"
 // ErrUnauthorized marks a 401 or 403 from a repository or registry.
 var ErrUnauthorized = errors.New("unauthorized")
 
+// ErrUnreachable marks a repository or registry that could not be reached
+// (a network error or a server error), with nothing cached to answer from:
+// what it would say is unknown, not wrong.
+var ErrUnreachable = errors.New("unreachable")
+
+func unreachable(err error) error { return marked(err, ErrUnreachable) }
+
 // tlsConfig builds the client TLS configuration of auth, or nil when the
 // defaults do.
 func tlsConfig(auth Auth) (*tls.Config, error) {

@@ -190,7 +190,11 @@ func (e *Engine) repoIndex(ctx context.Context, repoURL string, auth Auth) (*Ind
 		if haveCache && ctx.Err() == nil {
 			return e.staleIndex(dir, meta, indexURL, err)
 		}
-		return nil, fieldErr("repository", fmt.Errorf("failed to fetch %s: %w", redactURL(indexURL), err))
+		err = fmt.Errorf("failed to fetch %s: %w", redactURL(indexURL), err)
+		if ctx.Err() == nil {
+			err = unreachable(err)
+		}
+		return nil, fieldErr("repository", err)
 	}
 	defer resp.Body.Close()
 
@@ -209,6 +213,8 @@ func (e *Engine) repoIndex(ctx context.Context, repoURL string, auth Auth) (*Ind
 		return e.refetchIndex(ctx, dir, indexURL, auth, client)
 	case resp.StatusCode == http.StatusOK:
 		return e.storeIndex(dir, indexURL, resp)
+	case resp.StatusCode >= 500:
+		return nil, fieldErr("repository", unreachable(httpStatusError(indexURL, resp)))
 	default:
 		return nil, fieldErr("repository", httpStatusError(indexURL, resp))
 	}
@@ -221,7 +227,7 @@ func (e *Engine) repoIndex(ctx context.Context, repoURL string, auth Auth) (*Ind
 func (e *Engine) staleIndex(dir string, meta *indexMeta, indexURL string, cause error) (*Index, error) {
 	idx, err := e.cachedIndex(dir, meta)
 	if err != nil {
-		return nil, fieldErr("repository", fmt.Errorf("failed to fetch %s: %w", redactURL(indexURL), cause))
+		return nil, fieldErr("repository", unreachable(fmt.Errorf("failed to fetch %s: %w", redactURL(indexURL), cause)))
 	}
 	cp := *idx
 	cp.Stale = fmt.Sprintf("repository %s cannot be reached (%v): using its index cached at %s",

@@ -113,11 +113,16 @@ func (e *Engine) ociTags(ctx context.Context, repo ociRepo, name string, auth Au
 	tags, err = withContext(ctx, func() ([]string, error) { return client.Tags(ref) })
 	if err != nil {
 		err = ociError(err)
-		if cached != nil && ctx.Err() == nil && !errors.Is(err, ErrUnauthorized) && !errors.Is(err, ErrNotFound) {
+		down := ctx.Err() == nil && !errors.Is(err, ErrUnauthorized) && !errors.Is(err, ErrNotFound)
+		if cached != nil && down {
 			return cached.Tags, fmt.Sprintf("registry %s cannot be reached (%v): using its tags of %s cached at %s",
 				repo.host, err, name, cached.FetchedAt.UTC().Format(time.RFC3339)), nil
 		}
-		return nil, "", fieldErr("repository", fmt.Errorf("could not get tags for '%s': %w", name, err))
+		err = fmt.Errorf("could not get tags for '%s': %w", name, err)
+		if down {
+			err = unreachable(err)
+		}
+		return nil, "", fieldErr("repository", err)
 	}
 	_ = writeJSONAtomic(path, tagsCache{Ref: ref, FetchedAt: e.now(), Tags: tags})
 	return tags, "", nil

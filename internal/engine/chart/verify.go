@@ -21,6 +21,16 @@ import (
 // ErrVerification marks a signature that is missing or does not match.
 var ErrVerification = errors.New("verification failed")
 
+// CheckPublicKey checks that key is a PEM public key cosign can verify with,
+// without any request: a key that is not one is the configuration's error,
+// reported before the registry is asked for anything.
+func CheckPublicKey(key []byte) error {
+	if _, err := sigs.LoadPublicKeyRaw(key, crypto.SHA256); err != nil {
+		return fmt.Errorf("not a PEM public key: %w", err)
+	}
+	return nil
+}
+
 // verifyCosign checks the cosign signatures of ref (host/path/name@digest).
 // With public keys, each key is tried in turn and any one that verifies a
 // signature passes; verification is offline (no transparency log), as Flux's
@@ -56,7 +66,7 @@ func verifyCosign(ctx context.Context, v *Verify, ref string, plainHTTP bool, au
 		for i, key := range v.PublicKeys {
 			verifier, err := sigs.LoadPublicKeyRaw(key, crypto.SHA256)
 			if err != nil {
-				return fieldErr("verify", fmt.Errorf("public_keys[%d]: not a PEM public key: %w", i, err))
+				return elemErr("verify.public_keys", i, fmt.Errorf("not a PEM public key: %w", err))
 			}
 			co := base
 			co.SigVerifier = verifier

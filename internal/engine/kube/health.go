@@ -33,6 +33,30 @@ func (e *UnreachableError) Error() string {
 		e.Host, e.Since.Format(time.TimeOnly), notRetryable.Replace(e.Cause.Error()))
 }
 
+// RequestTimeoutError is a request that the API server did not answer
+// within kubernetes.request_timeout.
+type RequestTimeoutError struct {
+	Timeout time.Duration
+	Err     error
+}
+
+func (e *RequestTimeoutError) Error() string {
+	return fmt.Sprintf("no answer from the Kubernetes API server within %v (kubernetes.request_timeout): %v", e.Timeout, e.Err)
+}
+
+func (e *RequestTimeoutError) Unwrap() error { return e.Err }
+
+// ServerDown says that err is a request's failure because the API server did
+// not answer: it is unreachable (UnreachableError), refused or reset the
+// connection, or gave no answer within the request timeout. Such failures of
+// many objects have one cause, which a message names once.
+func ServerDown(err error) bool {
+	var un *UnreachableError
+	var rt *RequestTimeoutError
+	return errors.As(err, &un) || errors.As(err, &rt) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET)
+}
+
 // notRetryable rewords the phrases by which client-go recognizes, in an
 // error's text, a reset connection that it retries (k8s.io/apimachinery's
 // net.IsProbableEOF).
@@ -126,7 +150,7 @@ func (t healthTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx, cancel := context.WithTimeout(req.Context(), t.timeout)
 	resp, err := t.next.RoundTrip(req.WithContext(ctx))
 	if err != nil && ctx.Err() != nil && req.Context().Err() == nil {
-		err = fmt.Errorf("no answer from the Kubernetes API server within %v (kubernetes.request_timeout): %w", t.timeout, err)
+		err = &RequestTimeoutError{Timeout: t.timeout, Err: err}
 	}
 	t.health.observe(req.URL.Host, err, ctx)
 	if err != nil {

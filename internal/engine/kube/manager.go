@@ -566,10 +566,13 @@ func (m *Manager) CheckDrift(ctx context.Context, desired []*unstructured.Unstru
 		g.Go(func() error {
 			d, err := m.consistentDiff(gctx, obj, append(base[:len(base):len(base)], ignore)...)
 			if err != nil && opts.OnError != nil {
-				if d, err = opts.OnError(obj, err); err == nil {
-					set[i] = d
-					return nil
+				// The caller's error says what it is about, and is
+				// returned as it is.
+				if d, err = opts.OnError(obj, err); err != nil {
+					return err
 				}
+				set[i] = d
+				return nil
 			}
 			if err != nil {
 				return fmt.Errorf("drift detection: %s: %w", Describe(obj), err)

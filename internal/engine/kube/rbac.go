@@ -1,9 +1,16 @@
 package kube
 
 import (
+	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // ForbiddenRetryWindow is how long a request of an impersonated client that
@@ -51,4 +58,33 @@ func (t forbiddenRetry) RoundTrip(req *http.Request) (*http.Response, error) {
 			req.Body = body
 		}
 	}
+}
+
+// MissingServiceAccountError says that the service account a resource
+// impersonates does not exist: every request made as it is denied.
+type MissingServiceAccountError struct {
+	Namespace, Name string
+}
+
+func (e *MissingServiceAccountError) Error() string {
+	return fmt.Sprintf("service account %s/%s does not exist: every request that impersonates it (system:serviceaccount:%s:%s) is denied",
+		e.Namespace, e.Name, e.Namespace, e.Name)
+}
+
+// CheckServiceAccount reads the service account namespace/name with this
+// factory's own credentials, with one request and no retry: a
+// *MissingServiceAccountError when it does not exist. When that cannot be
+// told (the read is not allowed, the server does not answer) it returns nil:
+// the impersonated requests say what is wrong then.
+func (f *Factory) CheckServiceAccount(ctx context.Context, namespace, name string) error {
+	c, err := f.Client()
+	if err != nil {
+		return nil
+	}
+	sa := &metav1.PartialObjectMetadata{}
+	sa.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("ServiceAccount"))
+	if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, sa); apierrors.IsNotFound(err) {
+		return &MissingServiceAccountError{Namespace: namespace, Name: name}
+	}
+	return nil
 }

@@ -189,6 +189,14 @@ func (r *request) recordResult(action string, obs *observer, err error) error {
 		if !wrote {
 			return actionFailed(action, err)
 		}
+		if interrupted(obs) {
+			// Helm could not record the outcome (the API server stopped
+			// answering): the release is left pending, the next apply
+			// unlocks it (marks it failed) and runs the change again. An
+			// interrupted attempt, like the unlock, is no failed attempt of
+			// the change, so it uses up no retry.
+			return nil
+		}
 		r.countFailure(action)
 		return nil
 	}
@@ -255,6 +263,13 @@ func (r *request) test() error {
 	setCondition(st, CondTestSuccess, "True", ReasonTestSucceeded, fmt.Sprintf(fmtTestSuccess, cur.fullName(), cur.chartRef(), msg))
 	summarize(st, spec)
 	return nil
+}
+
+// interrupted says that the newest release an action wrote is still
+// pending: the action failed before Helm could record how it ended.
+func interrupted(obs *observer) bool {
+	written := obs.releases()
+	return len(written) > 0 && written[0].Info != nil && written[0].Info.Status.IsPending()
 }
 
 func (r *request) countFailure(action string) {
@@ -394,13 +409,14 @@ func orDefault(p, def CRDPolicy) CRDPolicy {
 }
 
 // actionFailed is the error of an action that changed nothing in storage. A
-// chart that does not render is the user's input, so the error names the
-// chart (with Helm's template error); so does a failing post-renderer.
+// chart that does not render is the user's input, so the error is on the
+// attribute renderErrorPath names (with Helm's template error); a failing
+// post-renderer is on post_renderers.
 func actionFailed(action string, err error) error {
 	msg := err.Error()
 	switch {
 	case isRenderError(msg):
-		return &fielderr.Error{Path: "chart", Err: fmt.Errorf("%s failed: chart does not render: %w", action, err)}
+		return &fielderr.Error{Path: renderErrorPath(msg), Err: fmt.Errorf("%s failed: chart does not render: %w", action, err)}
 	case strings.Contains(msg, "error while running post render"):
 		return &fielderr.Error{Path: "post_renderers", Err: fmt.Errorf("%s failed: %w", action, err)}
 	}
@@ -410,16 +426,24 @@ func actionFailed(action string, err error) error {
 // isRenderError recognizes Helm's template engine errors by their text: Helm
 // returns them unwrapped and untyped.
 func isRenderError(msg string) bool {
-	for _, s := range []string{
-		"template: ",           // text/template parse and execution errors
-		"parse error at ",      // Helm's engine, reformatted parse errors
-		"execution error at ",  // `fail` and `required` in a template
-		"YAML parse error on ", // a template that renders invalid YAML
-		"values don't meet the specifications of the schema",
-	} {
-		if strings.Contains(msg, s) {
-			return true
-		}
+	return renderErrorPath(msg) != ""
+}
+
+// renderErrorPath is the attribute a Helm render error is about: `values`
+// for values that the chart's schema refuses and for a template that fails
+// on the values it is given (`fail`, `required`, a template that cannot
+// execute with them); `chart` for a chart whose templates do not parse or
+// render invalid YAML; "" for an error that is no render error.
+func renderErrorPath(msg string) string {
+	switch {
+	case strings.Contains(msg, "values don't meet the specifications of the schema"),
+		strings.Contains(msg, "execution error at "),                                 // `fail` and `required` in a template
+		strings.Contains(msg, "template: ") && strings.Contains(msg, ": executing "): // text/template execution errors
+		return "values"
+	case strings.Contains(msg, "template: "), // text/template parse errors
+		strings.Contains(msg, "parse error at "),      // Helm's engine, reformatted parse errors
+		strings.Contains(msg, "YAML parse error on "): // a template that renders invalid YAML
+		return "chart"
 	}
-	return false
+	return ""
 }

@@ -637,8 +637,8 @@ func TestReconcile_renderError(t *testing.T) {
 	spec := &Spec{Name: "bad", Namespace: ns, Timeout: 30 * time.Second, ChartPath: path, ChartDigest: digest}
 	st, err := e.Reconcile(ctx, spec, nil)
 	var fe *fielderr.Error
-	if !errors.As(err, &fe) || fe.Path != "chart" || !strings.Contains(err.Error(), "value v is required") {
-		t.Fatalf("want a chart FieldError with Helm's message, got %v", err)
+	if !errors.As(err, &fe) || fe.Path != "values" || !strings.Contains(err.Error(), "value v is required") {
+		t.Fatalf("want a values FieldError with Helm's message, got %v", err)
 	}
 	if st.InstallFailures != 0 || st.Failures != 1 || st.Status != "" {
 		t.Errorf("counters after a render error: %d/%d, status %q", st.InstallFailures, st.Failures, st.Status)

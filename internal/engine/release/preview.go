@@ -19,6 +19,7 @@ import (
 	"k8s.io/cli-runtime/pkg/resource"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
 )
 
@@ -90,7 +91,12 @@ func (r *request) preview(ctx context.Context, act Action, s releaseState) (*Pre
 			// old release is uninstalled first, in the same apply).
 			return &Preview{Unknown: "objects of the chart belong to another release of this resource, which a replacement uninstalls first"}, nil
 		}
-		return nil, &PreviewError{Err: fmt.Errorf("%s would fail: %w", act, err)}
+		pe := &PreviewError{Err: fmt.Errorf("%s would fail: %w", act, err)}
+		if p := renderErrorPath(err.Error()); p != "" {
+			// The values or the chart: the attribute that is wrong.
+			return nil, &fielderr.Error{Path: p, Err: pe}
+		}
+		return nil, pe
 	}
 
 	ns, err := namespaceExists(ctx, dry.f, r.sess.releaseNS)
@@ -148,7 +154,12 @@ func (r *request) preview(ctx context.Context, act Action, s releaseState) (*Pre
 	}
 	res, err := kc.Update(original, target, r.spec.Upgrade.Force && act != ActionInstall)
 	if err != nil {
-		return nil, &PreviewError{Err: fmt.Errorf("%s would fail: %w", act, err)}
+		pe := &PreviewError{Err: fmt.Errorf("%s would fail: %w", act, err)}
+		if p := renderErrorPath(err.Error()); p != "" {
+			// The values or the chart: the attribute that is wrong.
+			return nil, &fielderr.Error{Path: p, Err: pe}
+		}
+		return nil, pe
 	}
 	p := &Preview{}
 	for _, info := range res.Created {

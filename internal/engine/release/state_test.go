@@ -279,14 +279,19 @@ func TestSummarize_readyFromOtherConditions(t *testing.T) {
 }
 
 func TestIsRenderError_recognizesTemplateErrors(t *testing.T) {
-	for msg, want := range map[string]bool{
-		`template: podinfo/templates/cm.yaml:3:10: executing "podinfo/templates/cm.yaml" at <.Values.x.y>: nil pointer`: true,
-		`parse error at (podinfo/templates/cm.yaml:3): unexpected "}" in operand`:                                       true,
-		`execution error at (podinfo/templates/cm.yaml:1:4): image is required`:                                         true,
-		`YAML parse error on podinfo/templates/cm.yaml: error converting YAML to JSON`:                                  true,
-		`secrets is forbidden: User "system:serviceaccount:default:nobody" cannot list resource`:                        false,
+	for msg, want := range map[string]string{
+		`template: podinfo/templates/cm.yaml:3:10: executing "podinfo/templates/cm.yaml" at <.Values.x.y>: nil pointer`:            "values",
+		`parse error at (podinfo/templates/cm.yaml:3): unexpected "}" in operand`:                                                  "chart",
+		`template: podinfo/templates/cm.yaml:3: function "nope" not defined`:                                                       "chart",
+		`execution error at (podinfo/templates/cm.yaml:1:4): image is required`:                                                    "values",
+		`YAML parse error on podinfo/templates/cm.yaml: error converting YAML to JSON`:                                             "chart",
+		"values don't meet the specifications of the schema(s) in the following chart(s):\npodinfo:\n- replicaCount: Invalid type": "values",
+		`secrets is forbidden: User "system:serviceaccount:default:nobody" cannot list resource`:                                   "",
 	} {
-		if got := isRenderError(msg); got != want {
+		if got := renderErrorPath(msg); got != want {
+			t.Errorf("renderErrorPath(%q) = %q, want %q", msg, got, want)
+		}
+		if got := isRenderError(msg); got != (want != "") {
 			t.Errorf("isRenderError(%q) = %v", msg, got)
 		}
 	}

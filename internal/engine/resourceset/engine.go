@@ -73,6 +73,20 @@ func (e *Engine) factory(spec *Spec) (*kube.Factory, error) {
 	return e.kube.Impersonate(spec.Namespace, spec.ServiceAccountName)
 }
 
+// missingServiceAccount is an error on service_account_name when spec
+// impersonates a service account that does not exist (one request, no
+// retry: the impersonated requests would each be retried for
+// kube.ForbiddenRetryWindow before their denial stands); nil otherwise.
+func (e *Engine) missingServiceAccount(ctx context.Context, spec *Spec) error {
+	if spec.ServiceAccountName == "" {
+		return nil
+	}
+	if err := e.kube.CheckServiceAccount(ctx, spec.Namespace, spec.ServiceAccountName); err != nil {
+		return fielderr.Wrap("service_account_name", err)
+	}
+	return nil
+}
+
 // manager is the resource manager of spec's requests, impersonating its
 // service account if it names one.
 func (e *Engine) manager(spec *Spec) (*kube.Manager, error) {
@@ -194,8 +208,19 @@ func (e *Engine) plan(ctx context.Context, spec *Spec, prev []kube.Entry) (*Resu
 	if err != nil {
 		return nil, err
 	}
-	adopted, undecided, existing, owned, err := e.planAdoption(ctx, spec, objs, prev)
-	if err != nil {
+	var adopted, undecided, existing map[string]bool
+	var owned []Warning
+	if missing := e.missingServiceAccount(ctx, spec); missing != nil {
+		// Nothing can be read as the service account: the new objects
+		// are left for the apply to decide (which fails unless the service
+		// account exists by then), and the plan says why, at once.
+		warnings = append(warnings, Warning{Path: "service_account_name", Summary: "Service account not found",
+			Message: missing.Error() + ": what the apply would change cannot be read, and the apply fails unless the service account is created first"})
+		adopted, undecided = adoptionsOf(prev), map[string]bool{}
+		for _, o := range newObjects(objs, adopted) {
+			undecided[kube.ID(o)] = true
+		}
+	} else if adopted, undecided, existing, owned, err = e.planAdoption(ctx, spec, objs, prev); err != nil {
 		return nil, err
 	}
 	return &Result{Inventory: inventoryOf(objs, adopted), Manifests: manifests, Undecided: undecided, Existing: existing, Warnings: append(warnings, owned...),
@@ -242,6 +267,9 @@ func (e *Engine) apply(ctx context.Context, spec *Spec, prev []kube.Entry, plann
 	res.Steps = stepsOf(parts)
 	if res.Manifests, err = Manifests(objs); err != nil {
 		return fail(ReasonBuildFailed, err)
+	}
+	if missing := e.missingServiceAccount(ctx, spec); missing != nil {
+		return fail(ReasonReconciliationFailed, missing)
 	}
 	m, err := e.manager(spec)
 	if err != nil {
@@ -341,6 +369,9 @@ func (e *Engine) checkDrift(ctx context.Context, spec *Spec, inventory []kube.En
 		if owned[kube.ID(o)] {
 			check = append(check, o)
 		}
+	}
+	if missing := e.missingServiceAccount(ctx, spec); missing != nil {
+		return nil, missing
 	}
 	m, err := e.manager(spec)
 	if err != nil {

@@ -2,6 +2,7 @@ package resourceset
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
 )
@@ -402,6 +404,53 @@ subjects: [{kind: ServiceAccount, name: `+name+`, namespace: default}]
 		}
 		_ = c.Delete(context.Background(), sa)
 	})
+}
+
+// A service_account_name that does not exist is said at once, on the
+// attribute: a plan warning (the apply may come after another resource
+// creates it), with what the apply would change unknown, and an apply that
+// fails before any request made as it; not after each request's retries.
+func TestEngine_missingServiceAccount(t *testing.T) {
+	ctx := testenv.Context(t)
+	e, _ := newEngine(t)
+	name := uniqueName("nosa")
+	spec := &Spec{Name: name, Namespace: "default", ServiceAccountName: name + "-nobody", Timeout: 30 * time.Second,
+		ResourcesTemplate: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + name + "\ndata: {a: b}\n"}
+	want := "service account default/" + name + "-nobody does not exist"
+	fast := kube.ForbiddenRetryWindow / 2
+
+	start := time.Now()
+	res, err := e.Plan(ctx, spec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, w := range res.Warnings {
+		found = found || w.Path == "service_account_name" && strings.Contains(w.Message, want)
+	}
+	if !found || !res.Undecided["default_"+name+"__ConfigMap"] {
+		t.Errorf("plan: warnings %+v, undecided %v; want a warning on service_account_name and the ConfigMap undecided", res.Warnings, res.Undecided)
+	}
+	pv, err := e.Preview(ctx, spec)
+	if err != nil || pv.Unknown == "" || pv.Changes != nil {
+		t.Errorf("preview: %+v, %v; want its changes unknown", pv, err)
+	}
+	if _, err := e.CheckDrift(ctx, spec, nil, nil); fielderr.PathOf(err) != "service_account_name" {
+		t.Errorf("drift check: %v, want an error on service_account_name", err)
+	}
+	if d := time.Since(start); d > fast {
+		t.Errorf("the plan took %v", d)
+	}
+
+	start = time.Now()
+	_, err = e.Apply(ctx, spec, nil, nil)
+	var missing *kube.MissingServiceAccountError
+	if !errors.As(err, &missing) || fielderr.PathOf(err) != "service_account_name" || !strings.Contains(err.Error(), want) {
+		t.Fatalf("apply: %v, want a missing service account on service_account_name", err)
+	}
+	if d := time.Since(start); d > fast {
+		t.Errorf("the apply failed after %v", d)
+	}
 }
 
 func mustObjectsYAML(t *testing.T, s string) []*unstructured.Unstructured {

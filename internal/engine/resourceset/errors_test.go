@@ -1,8 +1,6 @@
 package resourceset
 
 import (
-	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
-
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
 )
 

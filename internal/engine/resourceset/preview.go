@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
 )
 
@@ -25,6 +26,9 @@ type Preview struct {
 	// Warnings name what the apply may trip on that another resource can
 	// still provide first: a namespace, a kind, a permission.
 	Warnings []string
+	// Unknown, when not empty, says why the changes could not be found
+	// (Changes is then nil): the plan's own warnings say it to the user.
+	Unknown string
 }
 
 // PreviewError is an object the API server refuses in the dry run: apply
@@ -48,11 +52,18 @@ func (e *Engine) Preview(ctx context.Context, spec *Spec) (*Preview, error) {
 }
 
 func (e *Engine) preview(ctx context.Context, spec *Spec) (*Preview, error) {
-	parts, err := e.desiredParts(ctx, spec)
+	spec, err := e.resolveInputs(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	parts, _, err := e.desired(spec)
 	if err != nil {
 		return nil, err
 	}
 	objs := flatten(parts)
+	if missing := e.missingServiceAccount(ctx, spec); missing != nil {
+		return &Preview{Unknown: missing.Error()}, nil
+	}
 	m, err := e.manager(spec)
 	if err != nil {
 		return nil, err
@@ -95,7 +106,8 @@ func (e *Engine) preview(ctx context.Context, spec *Spec) (*Preview, error) {
 			warn("%s: the dry run was forbidden (%v): apply fails unless the permission is granted first", kube.Describe(obj), err)
 			return nil, nil
 		}
-		return nil, &PreviewError{Object: kube.Describe(obj), Err: err}
+		// On the attribute that renders the object (`resources[2]`).
+		return nil, fielderr.Wrap(e.objectPath(spec, kube.ID(obj)), &PreviewError{Object: kube.Describe(obj), Err: err})
 	}
 	if p.Changes, err = m.Drift(ctx, objs, kube.DriftOptions{OnError: onError}); err != nil {
 		return nil, err

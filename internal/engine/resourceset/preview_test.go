@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
 )
@@ -94,6 +95,30 @@ spec:
 	var pe *PreviewError
 	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "Deployment/default/"+name) || !strings.Contains(err.Error(), "spec.replicas") {
 		t.Fatalf("preview error = %v, want a PreviewError naming the Deployment", err)
+	}
+	if p := fielderr.PathOf(err); p != "resources_template" || strings.Contains(err.Error(), "drift detection") {
+		t.Errorf("preview error %v on %q, want it on resources_template, without drift detection's wording", err, p)
+	}
+
+	// On the element of resources that renders the object, or of a step's.
+	bad := map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": map[string]any{"name": name},
+		"spec": map[string]any{"replicas": -1, "selector": map[string]any{"matchLabels": map[string]any{"app": "x"}},
+			"template": map[string]any{"metadata": map[string]any{"labels": map[string]any{"app": "x"}},
+				"spec": map[string]any{"containers": []any{map[string]any{"name": "c", "image": "x"}}}}}}
+	for _, tc := range []struct {
+		spec Spec
+		path string
+	}{
+		{Spec{Resources: []map[string]any{configMap(name + "-a"), bad}}, "resources[1]"},
+		{Spec{Steps: []Step{{Name: "one", Resources: []map[string]any{configMap(name + "-a")}},
+			{Name: "two", Resources: []map[string]any{configMap(name + "-b"), bad}}}}, "steps[1].resources[1]"},
+	} {
+		tc.spec.Name, tc.spec.Namespace = name, "default"
+		_, err := e.Preview(ctx, &tc.spec)
+		want := "resourceset default/" + name + ": " + tc.path + ": Deployment/default/" + name + ": the API server refuses it, so apply would fail: "
+		if !errors.As(err, &pe) || fielderr.PathOf(err) != tc.path || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("preview error %v on %q, want it on %s: %q", err, fielderr.PathOf(err), tc.path, want)
+		}
 	}
 
 	p, err := e.Preview(ctx, &Spec{Name: name, Namespace: "default", ResourcesTemplate: `apiVersion: v1
