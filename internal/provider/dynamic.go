@@ -125,6 +125,8 @@ func typeName(v any) string {
 		return "a list"
 	case map[string]any:
 		return "an object"
+	case nil:
+		return "null"
 	default:
 		return fmt.Sprintf("%T", v)
 	}

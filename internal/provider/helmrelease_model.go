@@ -499,7 +499,7 @@ func valuesFrom(v types.Dynamic) (map[string]any, error) {
 	}
 	m, ok := g.(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("values must be an object (or a YAML string holding a mapping), not %T", g)
+		return nil, fmt.Errorf("values must be an object (or a YAML string holding a mapping), got %s", typeName(g))
 	}
 	return m, nil
 }

@@ -2,9 +2,11 @@ package provider
 
 import (
 	"encoding/json"
+	"math/big"
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -121,5 +123,14 @@ func TestValidateReleaseChart_exactlyOneSource(t *testing.T) {
 				t.Errorf("diagnostics:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
 			}
 		})
+	}
+}
+
+// values that are not an object say what was given in HCL's terms, not Go's.
+func TestValuesFrom_notAnObjectSaysWhatWasGiven(t *testing.T) {
+	list := types.DynamicValue(types.TupleValueMust([]attr.Type{types.NumberType}, []attr.Value{types.NumberValue(big.NewFloat(1))}))
+	_, err := valuesFrom(list)
+	if err == nil || err.Error() != "values must be an object (or a YAML string holding a mapping), got a list" {
+		t.Fatalf("error %v", err)
 	}
 }
