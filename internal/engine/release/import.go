@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 
 	helmrelease "helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage/driver"
@@ -37,7 +40,7 @@ func (e *Engine) Import(ctx context.Context, storageNS, name string) (*Imported,
 	}
 	hist, err := sess.storage(nil).History(name)
 	if errors.Is(err, driver.ErrReleaseNotFound) || (err == nil && len(hist) == 0) {
-		return nil, fmt.Errorf("%s: %w", ref, &NotFoundError{ReleaseName: name, StorageNamespace: storageNS})
+		return nil, fmt.Errorf("%s: %w", ref, &NotFoundError{ReleaseName: name, StorageNamespace: storageNS, Candidates: targetCandidates(sess, storageNS, name)})
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: read release history: %w", ref, err)
@@ -56,10 +59,46 @@ func (e *Engine) Import(ctx context.Context, storageNS, name string) (*Imported,
 }
 
 // NotFoundError says that there is no release to import.
-type NotFoundError struct{ ReleaseName, StorageNamespace string }
+type NotFoundError struct {
+	ReleaseName, StorageNamespace string
+	// Candidates are the import IDs of the releases of the storage
+	// namespace that the ID would name with a target namespace
+	// (`<target>-<name>`, Flux's release name), by release name.
+	Candidates map[string]string
+}
 
 func (e *NotFoundError) Error() string {
-	return fmt.Sprintf("no release %q in storage namespace %q", e.ReleaseName, e.StorageNamespace)
+	msg := fmt.Sprintf("no release %q in storage namespace %q", e.ReleaseName, e.StorageNamespace)
+	if len(e.Candidates) == 0 {
+		return msg
+	}
+	names := slices.Sorted(maps.Keys(e.Candidates))
+	var ids []string
+	for _, n := range names {
+		ids = append(ids, fmt.Sprintf("%q (release %s)", e.Candidates[n], n))
+	}
+	return msg + "; a HelmRelease with a target namespace names its release <target_namespace>-<name>, and these releases of that " +
+		"storage namespace would be imported with: " + strings.Join(ids, ", ")
+}
+
+// targetCandidates lists, by release name, the import IDs of the releases of
+// storageNS whose names are `<target>-<name>`, as Flux names the release of a
+// HelmRelease name with a target namespace. A failed listing lists none.
+func targetCandidates(sess *session, storageNS, name string) map[string]string {
+	all, err := sess.storage(nil).ListReleases()
+	if err != nil {
+		return nil
+	}
+	out := map[string]string{}
+	for _, rls := range all {
+		target, ok := strings.CutSuffix(rls.Name, "-"+name)
+		if !ok || target == "" {
+			continue
+		}
+		spec := &Spec{Namespace: storageNS, Name: name, TargetNamespace: target}
+		out[rls.Name] = ImportIDOf(spec, rls.Name, storageNS, rls.Namespace)
+	}
+	return out
 }
 
 // statusFromHistory describes releases (any order) as a status: history

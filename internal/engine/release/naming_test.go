@@ -2,10 +2,12 @@ package release
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
 )
 
 func TestReleaseName_composedAndShortenedTo53(t *testing.T) {
@@ -206,5 +208,25 @@ func TestImportIDOf_namesTheResourceThatFoundTheRelease(t *testing.T) {
 		if got := ImportIDOf(&tc.spec, tc.release, tc.storage, tc.objNS); got != tc.want {
 			t.Errorf("ImportIDOf(%+v, %s, %s, %s) = %q, want %q", tc.spec, tc.release, tc.storage, tc.objNS, got, tc.want)
 		}
+	}
+}
+
+// An import of a name that is not a release of the storage namespace, where a
+// release <target>-<name> is (a HelmRelease with a target namespace), lists
+// the import ID that names it.
+func TestImport_notFoundListsTargetCandidates(t *testing.T) {
+	t.Parallel()
+	ctx := testenv.Context(t)
+	e, c := newEngine(t)
+	storage := makeNamespace(t, c)
+	path, _ := podinfo(t, "1.0.0")
+	if err := testenv.HelmInstall(testenv.Need(t).Cluster.Kubeconfig, storage, "apps-podinfo", path, nil); err != nil {
+		t.Fatal(err)
+	}
+	_, err := e.Import(ctx, storage, "podinfo")
+	var nf *NotFoundError
+	want := ImportIDOf(&Spec{Namespace: storage, Name: "podinfo", TargetNamespace: "apps"}, "apps-podinfo", storage, storage)
+	if !errors.As(err, &nf) || nf.Candidates["apps-podinfo"] != want || !strings.Contains(err.Error(), strconv.Quote(want)) {
+		t.Fatalf("want a not-found error listing %q, got %v", want, err)
 	}
 }
