@@ -55,7 +55,7 @@ func (e *Engine) Plan(ctx context.Context, spec *Spec, prev *Status) (*Plan, err
 	if prev == nil {
 		p.Conflict = createConflict(s, spec, r.sess.storageNS)
 	} else if s.kind == stateUnmanaged {
-		p.ChangedOutside = changedOutside(s.rls, latest(st.History), r.values)
+		p.ChangedOutside = changedOutside(s.rls, latest(st.History), r.values, r.sess.storageNS, r.desired.chartName+"@"+r.desired.chartVersion)
 	}
 	if s.kind == stateInSync && spec.DriftDetection.Mode.Corrects() && prev != nil && len(prev.Drift) > 0 {
 		s = releaseState{kind: stateDrifted, rls: s.rls, drift: prev.Drift,

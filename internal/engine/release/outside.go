@@ -14,7 +14,11 @@ import (
 // make, against cur, the latest release it made: which revision, by what
 // (Helm's description), and at which keys its values differ from the values
 // apply will give it back. Only keys are named: a value may be a secret.
-func changedOutside(rls *helmrelease.Release, cur *Snapshot, values map[string]any) string {
+//
+// The release is named as its import ID names it, by storage namespace;
+// chart is this configuration's chart, `name@version`, named when the
+// release's differs.
+func changedOutside(rls *helmrelease.Release, cur *Snapshot, values map[string]any, storageNS, chart string) string {
 	if rls == nil || cur == nil {
 		return ""
 	}
@@ -22,8 +26,13 @@ func changedOutside(rls *helmrelease.Release, cur *Snapshot, values map[string]a
 	if rls.Info != nil && rls.Info.Description != "" {
 		what = rls.Info.Description + ", by another client"
 	}
-	msg := fmt.Sprintf("release %s/%s was changed outside stevedore: revision %d (%s), expected revision %d",
-		rls.Namespace, rls.Name, rls.Version, what, cur.Version)
+	msg := fmt.Sprintf("release %s in storage namespace %s was changed outside stevedore: revision %d (%s), expected revision %d",
+		rls.Name, storageNS, rls.Version, what, cur.Version)
+	if rls.Chart != nil && rls.Chart.Metadata != nil {
+		if got := rls.Chart.Metadata.Name + "@" + rls.Chart.Metadata.Version; got != chart {
+			msg += fmt.Sprintf("; its chart is %s, not %s", got, chart)
+		}
+	}
 	if keys := differingKeys(rls.Config, values); len(keys) > 0 {
 		msg += "; its values differ at " + strings.Join(keys, ", ")
 	}

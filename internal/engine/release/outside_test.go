@@ -34,7 +34,8 @@ func TestPlan_explainsChangesOutside(t *testing.T) {
 		t.Fatal(err)
 	}
 	kc := testenv.Need(t).Cluster.Kubeconfig
-	if err := testenv.HelmUpgrade(kc, ns, "podinfo", path, map[string]any{"replicaCount": 3, "config": map[string]any{"greeting": "hi"}}); err != nil {
+	newer, _ := podinfo(t, "1.0.1")
+	if err := testenv.HelmUpgrade(kc, ns, "podinfo", newer, map[string]any{"replicaCount": 3, "config": map[string]any{"greeting": "hi"}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := testenv.HelmRollback(kc, ns, "podinfo", 2); err != nil {
@@ -52,8 +53,8 @@ func TestPlan_explainsChangesOutside(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"release " + ns + "/podinfo was changed outside stevedore: revision 3 (Rollback to 2, by another client), expected revision 1",
-		"values differ at config.greeting, replicaCount", "apply will upgrade it back"} {
+	for _, want := range []string{"release podinfo in storage namespace " + ns + " was changed outside stevedore: revision 3 (Rollback to 2, by another client), expected revision 1",
+		"its chart is podinfo@1.0.1, not podinfo@1.0.0", "values differ at config.greeting, replicaCount", "apply will upgrade it back"} {
 		if !strings.Contains(p.ChangedOutside, want) {
 			t.Errorf("ChangedOutside = %q, want it to contain %q", p.ChangedOutside, want)
 		}
