@@ -769,6 +769,8 @@ func sameInlineChart(a, b *releaseChartModel) bool {
 
 // driftSummary says which objects drifted, for warnings.
 func driftSummary(l types.List) string {
+	// driftFrom fails only on a list that is not of the drift attribute's
+	// type; l is the state's own, which the framework read with that type.
 	drift, _ := driftFrom(context.Background(), l)
 	ids := make([]string, 0, len(drift))
 	for _, d := range drift {
@@ -792,8 +794,6 @@ func addReleaseDiag(diags *diag.Diagnostics, summary string, err error) {
 	}
 }
 
-// importAdvice says how to import the release e found, with the import ID
-// ImportState reads.
 // addConflictWarning says, at the plan of a create, what apply will do with
 // a release of the same name that is already in storage. Terraform plans a
 // tainted resource (one whose create failed) as a create, so the plan cannot
@@ -813,6 +813,8 @@ func addConflictWarning(diags *diag.Diagnostics, id string, e *release.ExistsErr
 			"(its release is then uninstalled first). %s", e, importAdvice(e)))
 }
 
+// importAdvice says how to import the release e found, with the import ID
+// ImportState reads.
 func importAdvice(e *release.ExistsError) string {
 	id := e.ImportID
 	return fmt.Sprintf("To manage it with this resource, import it (an import block, or terraform import) with the ID %q; "+
