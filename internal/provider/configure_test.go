@@ -90,6 +90,7 @@ current-context: ctx
 	return p
 }
 
+// Serial (no t.Parallel), as every test that sets the process's environment.
 func TestConfigure_diagnosticsNameTheAttribute(t *testing.T) {
 	for _, env := range []string{"KUBE_CONFIG_PATH", "KUBE_CONFIG_PATHS", "KUBECONFIG", "KUBE_CTX", "KUBE_HOST", "KUBE_TOKEN", "KUBE_USER", "KUBE_PASSWORD"} {
 		t.Setenv(env, "")
@@ -152,7 +153,7 @@ func TestConfigure_diagnosticsNameTheAttribute(t *testing.T) {
 }
 
 // Environment fallbacks count as configuration: KUBE_TOKEN and a configured
-// username/password conflict.
+// username/password conflict. Serial: it sets the process's environment.
 func TestConfigure_environmentFallbacks(t *testing.T) {
 	t.Setenv("KUBE_TOKEN", "from-env")
 	t.Setenv("KUBECONFIG", "")

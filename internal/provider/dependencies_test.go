@@ -169,14 +169,16 @@ func (c priorConditionCheck) CheckPlan(_ context.Context, req plancheck.CheckPla
 // failure: the state keeps the release with Ready=False (DependencyNotReady),
 // the plan still shows the upgrade, and once the object exists it converges.
 func TestAccHelmRelease_dependencies(t *testing.T) {
-	ns := uniqueNamespace(t, "hr-deps")
-	cacheDir := t.TempDir()
-	chartDir := chartCopy(t, "1.0.0")
-	gate, later := tlsSecret(ns, "gate"), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "later", Namespace: ns}}
-	// The spec's timeout bounds the wait for dependencies; the Helm actions
-	// have their own.
-	body := func(replicas int, deps string) string {
-		return fmt.Sprintf(`
+	t.Parallel()
+	accTestEach(t, func(t *testing.T) resource.TestCase {
+		ns := uniqueNamespace(t, "hr-deps")
+		cacheDir := t.TempDir()
+		chartDir := chartCopy(t, "1.0.0")
+		gate, later := tlsSecret(ns, "gate"), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "later", Namespace: ns}}
+		// The spec's timeout bounds the wait for dependencies; the Helm actions
+		// have their own.
+		body := func(replicas int, deps string) string {
+			return fmt.Sprintf(`
   timeout = "3s"
   values  = { replicaCount = %d }
   install {
@@ -189,8 +191,8 @@ func TestAccHelmRelease_dependencies(t *testing.T) {
     timeout = "2m"
   }
 %s`, replicas, deps)
-	}
-	gateDep := fmt.Sprintf(`
+		}
+		gateDep := fmt.Sprintf(`
   dependencies {
     api_version = "v1"
     kind        = "Secret"
@@ -199,76 +201,77 @@ func TestAccHelmRelease_dependencies(t *testing.T) {
     ready       = true
     ready_expr  = "type == 'kubernetes.io/tls' && size(data) == 2"
   }`, ns)
-	laterDep := fmt.Sprintf(`
+		laterDep := fmt.Sprintf(`
   dependencies {
     api_version = "v1"
     kind        = "ConfigMap"
     name        = "later"
     namespace   = %q
   }`, ns)
-	badExpr := strings.Replace(gateDep, "size(data) == 2", "size(data) == 'two'", 1)
-	first := releaseConfig(cacheDir, chartDir, ns, body(1, gateDep))
-	second := releaseConfig(cacheDir, chartDir, ns, body(2, gateDep+laterDep))
-	noRelease := func() {
-		if revs := storedRevisions(t, ns, "podinfo"); len(revs) != 0 {
-			t.Fatalf("an unmet dependency left release revisions %v", revs)
+		badExpr := strings.Replace(gateDep, "size(data) == 2", "size(data) == 'two'", 1)
+		first := releaseConfig(cacheDir, chartDir, ns, body(1, gateDep))
+		second := releaseConfig(cacheDir, chartDir, ns, body(2, gateDep+laterDep))
+		noRelease := func() {
+			if revs := storedRevisions(t, ns, "podinfo"); len(revs) != 0 {
+				t.Fatalf("an unmet dependency left release revisions %v", revs)
+			}
 		}
-	}
-	accTest(t, resource.TestCase{
-		Steps: []resource.TestStep{
-			{
-				PreConfig: func() { deleteObjects(t, gate, later) },
-				Config:    releaseConfig(cacheDir, chartDir, ns, body(1, badExpr)),
-				PlanOnly:  true,
-				// A type error, on the attribute: the CLI quotes its line.
-				ExpectError: wrapped(`Invalid dependency.*ready_expr = "type ==.*dependencies\[0\]\.ready_expr: invalid CEL expression.*no matching overload`),
-			},
-			{
-				Config:      first,
-				ExpectError: wrapped(`Dependencies not ready.*helmrelease ` + ns + `/podinfo: dependencies not met: Secret ` + ns + `/gate: not found`),
-			},
-			{
-				// Nothing was installed, and nothing saved: the plan creates.
-				PreConfig: func() {
-					noRelease()
-					putObject(t, tlsSecret(ns, "gate"))
+		return resource.TestCase{
+			Steps: []resource.TestStep{
+				{
+					PreConfig: func() { deleteObjects(t, gate, later) },
+					Config:    releaseConfig(cacheDir, chartDir, ns, body(1, badExpr)),
+					PlanOnly:  true,
+					// A type error, on the attribute: the CLI quotes its line.
+					ExpectError: wrapped(`Invalid dependency.*ready_expr = "type ==.*dependencies\[0\]\.ready_expr: invalid CEL expression.*no matching overload`),
 				},
-				Config: first,
-				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionCreate),
-				}},
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(releaseAddr, releaseAttr("status"), knownvalue.StringExact("deployed")),
+				{
+					Config:      first,
+					ExpectError: wrapped(`Dependencies not ready.*helmrelease ` + ns + `/podinfo: dependencies not met: Secret ` + ns + `/gate: not found`),
 				},
-				Check: checkRevisions(t, ns, "podinfo", "1:deployed"),
-			},
-			{
-				Config:      second,
-				ExpectError: wrapped(`helmrelease ` + ns + `/podinfo: dependencies not met: ConfigMap ` + ns + `/later: not found`),
-			},
-			{
-				// No release was written and no failure counted; the upgrade
-				// is still to do.
-				Config:   second,
-				PlanOnly: true, ExpectNonEmptyPlan: true,
-				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionUpdate),
-					expectPriorCondition(releaseAddr, "Ready", "False", release.ReasonDependencyNotReady),
-					expectPriorAttr(releaseAddr, "version", 1),
-					expectPriorAttr(releaseAddr, "failures", 0),
-					expectPriorAttr(releaseAddr, "upgrade_failures", 0),
-				}},
-				Check: checkRevisions(t, ns, "podinfo", "1:deployed"),
-			},
-			{
-				PreConfig: func() { putObject(t, later) },
-				Config:    second,
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(2)),
+				{
+					// Nothing was installed, and nothing saved: the plan creates.
+					PreConfig: func() {
+						noRelease()
+						putObject(t, tlsSecret(ns, "gate"))
+					},
+					Config: first,
+					ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionCreate),
+					}},
+					ConfigStateChecks: []statecheck.StateCheck{
+						statecheck.ExpectKnownValue(releaseAddr, releaseAttr("status"), knownvalue.StringExact("deployed")),
+					},
+					Check: checkRevisions(t, ns, "podinfo", "1:deployed"),
 				},
-				Check: checkRevisions(t, ns, "podinfo", "1:superseded", "2:deployed"),
+				{
+					Config:      second,
+					ExpectError: wrapped(`helmrelease ` + ns + `/podinfo: dependencies not met: ConfigMap ` + ns + `/later: not found`),
+				},
+				{
+					// No release was written and no failure counted; the upgrade
+					// is still to do.
+					Config:   second,
+					PlanOnly: true, ExpectNonEmptyPlan: true,
+					ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionUpdate),
+						expectPriorCondition(releaseAddr, "Ready", "False", release.ReasonDependencyNotReady),
+						expectPriorAttr(releaseAddr, "version", 1),
+						expectPriorAttr(releaseAddr, "failures", 0),
+						expectPriorAttr(releaseAddr, "upgrade_failures", 0),
+					}},
+					Check: checkRevisions(t, ns, "podinfo", "1:deployed"),
+				},
+				{
+					PreConfig: func() { putObject(t, later) },
+					Config:    second,
+					ConfigStateChecks: []statecheck.StateCheck{
+						statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(2)),
+					},
+					Check: checkRevisions(t, ns, "podinfo", "1:superseded", "2:deployed"),
+				},
 			},
-		},
+		}
 	})
 }
 
@@ -276,8 +279,10 @@ func TestAccHelmRelease_dependencies(t *testing.T) {
 // field of the object, here a Secret's type: an Opaque Secret keeps the set
 // waiting until the timeout, a TLS one lets it apply.
 func TestAccResourceSet_readyExprOnSecretType(t *testing.T) {
-	ns := uniqueNamespace(t, "rs-deps")
-	cfg := providerBlock("") + fmt.Sprintf(`
+	t.Parallel()
+	accTestEach(t, func(t *testing.T) resource.TestCase {
+		ns := uniqueNamespace(t, "rs-deps")
+		cfg := providerBlock("") + fmt.Sprintf(`
 resource "stevedore_resourceset" "gated" {
   name      = "gated"
   namespace = %[1]q
@@ -293,20 +298,21 @@ resource "stevedore_resourceset" "gated" {
   }
 }
 `, ns)
-	accTest(t, resource.TestCase{
-		Steps: []resource.TestStep{
-			{
-				PreConfig: func() {
-					putObject(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "cert", Namespace: ns}, StringData: map[string]string{"a": "b"}})
+		return resource.TestCase{
+			Steps: []resource.TestStep{
+				{
+					PreConfig: func() {
+						putObject(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "cert", Namespace: ns}, StringData: map[string]string{"a": "b"}})
+					},
+					Config:      cfg,
+					ExpectError: wrapped(`dependencies not met: Secret ` + ns + `/cert: ready_expr is false`),
 				},
-				Config:      cfg,
-				ExpectError: wrapped(`dependencies not met: Secret ` + ns + `/cert: ready_expr is false`),
+				{
+					PreConfig: func() { putObject(t, tlsSecret(ns, "cert")) },
+					Config:    cfg,
+					Check:     checkExists(t, true, "v1", "ConfigMap", ns, "gated"),
+				},
 			},
-			{
-				PreConfig: func() { putObject(t, tlsSecret(ns, "cert")) },
-				Config:    cfg,
-				Check:     checkExists(t, true, "v1", "ConfigMap", ns, "gated"),
-			},
-		},
+		}
 	})
 }

@@ -22,6 +22,7 @@ import (
 // from the cached index and archive (with a warning), and destroy works
 // without the repository.
 func TestAccHelmChartArtifact_repositoryDownKeepsPlanning(t *testing.T) {
+	t.Parallel()
 	repo := startTestRepo(t, testenv.HelmRepoOptions{}, "1.0.0", "1.1.0")
 	// The repository as the provider sees it: passed through, or down (each
 	// connection dropped without an answer).

@@ -121,6 +121,7 @@ func (d *dynamic) check() knownvalue.Check {
 // second plan within the TTL sends no request at all; deleting the cache
 // gives an empty plan and the file back after refresh.
 func TestAccHelmChartArtifact_httpRepository(t *testing.T) {
+	t.Parallel()
 	repo := startTestRepo(t, testenv.HelmRepoOptions{Username: "stevedore", Password: "s3cret", TLS: true}, "1.0.0", "1.1.0", "2.0.0", "1.9.0-rc.1")
 	cacheDir := t.TempDir()
 	var patch atomic.Int32
@@ -237,6 +238,7 @@ resource "stevedore_helmchart_artifact" "podinfo" {
 // configurations), and again after the cache is deleted (an empty plan, the
 // file back after refresh).
 func TestAccHelmChartArtifact_valuesFilesDeterministic(t *testing.T) {
+	t.Parallel()
 	repo := startTestRepo(t, testenv.HelmRepoOptions{}, "1.0.0")
 	cacheA, cacheB := t.TempDir(), t.TempDir()
 	config := func(cacheDir string) string {
@@ -323,6 +325,7 @@ resource "stevedore_helmchart_artifact" "podinfo" {
 // provider-level credentials: a chart signed with key A verifies with
 // [B, A] and fails with [B], leaving the state as it was.
 func TestAccHelmChartArtifact_ociCosign(t *testing.T) {
+	t.Parallel()
 	reg, err := testenv.StartOCIRegistry(testenv.OCIRegistryOptions{Username: "oci-user", Password: "oci-pass"})
 	if err != nil {
 		t.Fatal(err)
@@ -410,6 +413,7 @@ resource "stevedore_helmchart_artifact" "podinfo" {
 // file:// dependency, with the Revision strategy: a change to the source
 // shows in the plan as a new revision.
 func TestAccHelmChartArtifact_localDirectory(t *testing.T) {
+	t.Parallel()
 	src := t.TempDir()
 	testenv.CopyDir(t, testenv.ChartsDir(), src)
 	dir := filepath.Join(src, "withdep")
@@ -485,6 +489,7 @@ resource "stevedore_helmchart_artifact" "podinfo" {
 // TestAccHelmChartArtifact_errors: each bad input fails the plan with a
 // diagnostic that names the cause, and nothing is stored.
 func TestAccHelmChartArtifact_errors(t *testing.T) {
+	t.Parallel()
 	repo := startTestRepo(t, testenv.HelmRepoOptions{Username: "u", Password: "p"}, "1.0.0")
 	down := startTestRepo(t, testenv.HelmRepoOptions{})
 	downURL := down.URL()
@@ -537,6 +542,7 @@ func errRe(text string) *regexp.Regexp {
 // TestAccHelmChartArtifact_thirtyArtifactsWarmCache plans 30 artifacts
 // against a warm cache: an empty plan without one request to the repository.
 func TestAccHelmChartArtifact_thirtyArtifactsWarmCache(t *testing.T) {
+	t.Parallel()
 	repo := startTestRepo(t, testenv.HelmRepoOptions{}, "1.0.0", "1.1.0")
 	cacheDir := t.TempDir()
 	config := artifactProviderBlock(fmt.Sprintf("cache_dir = %s", hcl(cacheDir))) + fmt.Sprintf(`
@@ -580,6 +586,7 @@ resource "stevedore_helmchart_artifact" "many" {
 // shows in the next plan (tags listed again after the TTL) and apply pulls
 // it.
 func TestAccHelmChartArtifact_ociNewVersion(t *testing.T) {
+	t.Parallel()
 	reg, err := testenv.StartOCIRegistry(testenv.OCIRegistryOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -648,6 +655,7 @@ resource "stevedore_helmchart_artifact" "podinfo" {
 // bytes, the refresh reports it and the plan shows the artifact being built
 // again.
 func TestAccHelmChartArtifact_refetchedDigestDiffers(t *testing.T) {
+	t.Parallel()
 	src := t.TempDir()
 	testenv.CopyDir(t, podinfoSrc(), src)
 	cacheDir := t.TempDir()
@@ -707,6 +715,7 @@ resource "stevedore_helmchart_artifact" "podinfo" {
 // dependency lives in a private Helm repository, fetched with the
 // provider's registries credentials.
 func TestAccHelmChartArtifact_localRemoteDependency(t *testing.T) {
+	t.Parallel()
 	repo := startTestRepo(t, testenv.HelmRepoOptions{Username: "dep-user", Password: "dep-pass"}, "1.0.0", "1.1.0")
 	dir := t.TempDir()
 	chartYAML := fmt.Sprintf("apiVersion: v2\nname: umbrella\nversion: 0.2.0\ndependencies:\n- name: podinfo\n  version: ~1.0.0\n  repository: %s\n", repo.URL())
@@ -769,6 +778,7 @@ resource "stevedore_helmchart_artifact" "podinfo" {
 // win; a change to them, outside the chart directory, shows in the plan as a
 // new revision; a values file that climbs out of the root is refused.
 func TestAccHelmChartArtifact_sourceRootValuesFiles(t *testing.T) {
+	t.Parallel()
 	parent := t.TempDir()
 	root := filepath.Join(parent, "repo")
 	testenv.CopyDir(t, podinfoSrc(), filepath.Join(root, "charts", "app"))
@@ -874,6 +884,7 @@ resource "stevedore_helmchart_artifact" "podinfo" {
 // the test harness cannot see warnings). Only the plan runs: keyless
 // verification itself needs Fulcio and Rekor.
 func TestAccHelmChartArtifact_keylessWithoutIdentity(t *testing.T) {
+	t.Parallel()
 	reg, err := testenv.StartOCIRegistry(testenv.OCIRegistryOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -793,6 +793,8 @@ func sameInlineChart(a, b *releaseChartModel) bool {
 
 // driftSummary says which objects drifted, for warnings.
 func driftSummary(l types.List) string {
+	// driftFrom fails only on a list that is not of the drift attribute's
+	// type; l is the state's own, which the framework read with that type.
 	drift, _ := driftFrom(context.Background(), l)
 	ids := make([]string, 0, len(drift))
 	for _, d := range drift {

@@ -14,45 +14,48 @@ import (
 // gone (not optional) does not block destroy: destroy uninstalls what is
 // installed and needs no values.
 func TestAccHelmRelease_destroyWithoutValuesFrom(t *testing.T) {
-	ns := uniqueNamespace(t, "hr-vfgone")
-	cacheDir := t.TempDir()
-	chartDir := chartCopy(t, "1.0.0")
-	c := testClient(t)
-	values := func() *corev1.ConfigMap {
-		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "podinfo-values"},
-			Data: map[string]string{"values.yaml": "replicaCount: 2\n"}}
-	}
-	config := releaseConfig(cacheDir, chartDir, ns, `
+	t.Parallel()
+	accTestEach(t, func(t *testing.T) resource.TestCase {
+		ns := uniqueNamespace(t, "hr-vfgone")
+		cacheDir := t.TempDir()
+		chartDir := chartCopy(t, "1.0.0")
+		c := testClient(t)
+		values := func() *corev1.ConfigMap {
+			return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "podinfo-values"},
+				Data: map[string]string{"values.yaml": "replicaCount: 2\n"}}
+		}
+		config := releaseConfig(cacheDir, chartDir, ns, `
   values_from {
     kind = "ConfigMap"
     name = "podinfo-values"
   }`)
-	accTest(t, resource.TestCase{
-		CheckDestroy: func(*terraform.State) error {
-			if exists(t, "apps/v1", "Deployment", ns, "podinfo") {
-				return fmt.Errorf("destroy left the Deployment")
-			}
-			return nil
-		},
-		Steps: []resource.TestStep{
-			{
-				PreConfig: func() {
-					if err := c.Create(t.Context(), values()); err != nil {
-						t.Fatal(err)
-					}
-				},
-				Config: config,
+		return resource.TestCase{
+			CheckDestroy: func(*terraform.State) error {
+				if exists(t, "apps/v1", "Deployment", ns, "podinfo") {
+					return fmt.Errorf("destroy left the Deployment")
+				}
+				return nil
 			},
-			{
-				// Gone before the destroy.
-				PreConfig: func() {
-					if err := c.Delete(t.Context(), values()); err != nil {
-						t.Fatal(err)
-					}
+			Steps: []resource.TestStep{
+				{
+					PreConfig: func() {
+						if err := c.Create(t.Context(), values()); err != nil {
+							t.Fatal(err)
+						}
+					},
+					Config: config,
 				},
-				Config:  config,
-				Destroy: true,
+				{
+					// Gone before the destroy.
+					PreConfig: func() {
+						if err := c.Delete(t.Context(), values()); err != nil {
+							t.Fatal(err)
+						}
+					},
+					Config:  config,
+					Destroy: true,
+				},
 			},
-		},
+		}
 	})
 }

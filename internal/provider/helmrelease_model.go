@@ -283,6 +283,9 @@ func helmReleaseSpec(ctx context.Context, m *helmReleaseModel) (*release.Spec, b
 		PostRenderers:      b.postRenderers(m.PostRenderers),
 		Dependencies:       b.dependencies(m.Dependencies),
 	}
+	// persistent_client changes nothing here (its description says why); it
+	// is read only so that an unknown value leaves the spec unknown, as every
+	// other attribute does.
 	b.boolean(m.PersistentClient)
 	if !m.MaxHistory.IsNull() {
 		spec.MaxHistory = int(b.integer(m.MaxHistory))

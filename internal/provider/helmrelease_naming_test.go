@@ -66,42 +66,45 @@ func expectAction(a plancheck.ResourceActionType) tfresource.ConfigPlanChecks {
 // another namespace replaces the release: it is uninstalled from flux-system
 // and installed in the new storage.
 func TestAccHelmRelease_storageNamespaceDefaultsToNamespace(t *testing.T) {
-	fs, apps := uniqueNamespace(t, "flux-system"), uniqueNamespace(t, "apps")
-	other := uniqueNamespace(t, "hr-storage")
-	cacheDir := t.TempDir()
-	chartDir := chartCopy(t, "1.0.0")
-	rel := apps + "-podinfo"
-	config := func(extra string) string {
-		return releaseConfig(cacheDir, chartDir, fs, fmt.Sprintf("  target_namespace = %q\n%s", apps, extra))
-	}
-	accTest(t, tfresource.TestCase{
-		CheckDestroy: storedIn(t, fs, rel, nil, other, apps),
-		Steps: []tfresource.TestStep{
-			{
-				Config:           config(""),
-				ConfigPlanChecks: expectAction(plancheck.ResourceActionCreate),
-				ConfigStateChecks: []statecheck.StateCheck{
-					expectStr("release_name", rel),
-					expectStr("storage_namespace", fs),
-				},
-				Check: tfresource.ComposeTestCheckFunc(
-					storedIn(t, fs, rel, []string{"1:deployed"}, apps),
-					func(*terraform.State) error {
-						if !exists(t, "apps/v1", "Deployment", apps, rel) {
-							return fmt.Errorf("no Deployment %s in the target namespace %s", rel, apps)
-						}
-						return nil
+	t.Parallel()
+	accTestEach(t, func(t *testing.T) tfresource.TestCase {
+		fs, apps := uniqueNamespace(t, "flux-system"), uniqueNamespace(t, "apps")
+		other := uniqueNamespace(t, "hr-storage")
+		cacheDir := t.TempDir()
+		chartDir := chartCopy(t, "1.0.0")
+		rel := apps + "-podinfo"
+		config := func(extra string) string {
+			return releaseConfig(cacheDir, chartDir, fs, fmt.Sprintf("  target_namespace = %q\n%s", apps, extra))
+		}
+		return tfresource.TestCase{
+			CheckDestroy: storedIn(t, fs, rel, nil, other, apps),
+			Steps: []tfresource.TestStep{
+				{
+					Config:           config(""),
+					ConfigPlanChecks: expectAction(plancheck.ResourceActionCreate),
+					ConfigStateChecks: []statecheck.StateCheck{
+						expectStr("release_name", rel),
+						expectStr("storage_namespace", fs),
 					},
-				),
+					Check: tfresource.ComposeTestCheckFunc(
+						storedIn(t, fs, rel, []string{"1:deployed"}, apps),
+						func(*terraform.State) error {
+							if !exists(t, "apps/v1", "Deployment", apps, rel) {
+								return fmt.Errorf("no Deployment %s in the target namespace %s", rel, apps)
+							}
+							return nil
+						},
+					),
+				},
+				{
+					// A change of the effective storage namespace replaces.
+					Config:            config(fmt.Sprintf("  storage_namespace = %q\n", other)),
+					ConfigPlanChecks:  expectAction(plancheck.ResourceActionDestroyBeforeCreate),
+					ConfigStateChecks: []statecheck.StateCheck{expectStr("storage_namespace", other)},
+					Check:             storedIn(t, other, rel, []string{"1:deployed"}, fs, apps),
+				},
 			},
-			{
-				// A change of the effective storage namespace replaces.
-				Config:            config(fmt.Sprintf("  storage_namespace = %q\n", other)),
-				ConfigPlanChecks:  expectAction(plancheck.ResourceActionDestroyBeforeCreate),
-				ConfigStateChecks: []statecheck.StateCheck{expectStr("storage_namespace", other)},
-				Check:             storedIn(t, other, rel, []string{"1:deployed"}, fs, apps),
-			},
-		},
+		}
 	})
 }
 
@@ -116,58 +119,61 @@ func TestAccHelmRelease_storageNamespaceDefaultsToNamespace(t *testing.T) {
 // release replaced for another reason (a new release_name) is a new release
 // and takes the new default.
 func TestAccHelmRelease_storageNamespaceOfExistingStateKept(t *testing.T) {
-	fs, apps := uniqueNamespace(t, "flux-system"), uniqueNamespace(t, "apps")
-	cacheDir := t.TempDir()
-	chartDir := chartCopy(t, "1.0.0")
-	rel := apps + "-podinfo"
-	config := func(extra string) string {
-		return releaseConfig(cacheDir, chartDir, fs, fmt.Sprintf("  target_namespace = %q\n%s", apps, extra))
-	}
-	accTest(t, tfresource.TestCase{
-		CheckDestroy: tfresource.ComposeTestCheckFunc(storedIn(t, fs, rel, nil, apps), storedIn(t, fs, "renamed", nil, apps)),
-		Steps: []tfresource.TestStep{
-			{
-				// What the old default wrote: storage in the target namespace.
-				Config:            config(fmt.Sprintf("  storage_namespace = %q\n", apps)),
-				ConfigStateChecks: []statecheck.StateCheck{expectStr("storage_namespace", apps)},
-				Check:             storedIn(t, apps, rel, []string{"1:deployed"}, fs),
-			},
-			{
-				// The configuration as it was written for the old default.
-				Config: config(""),
-				ConfigPlanChecks: tfresource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectEmptyPlan(),
-					plancheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("storage_namespace"), knownvalue.StringExact(apps)),
-				}},
-				ConfigStateChecks: []statecheck.StateCheck{expectStr("storage_namespace", apps)},
-				Check:             storedIn(t, apps, rel, []string{"1:deployed"}, fs),
-			},
-			{
-				// Moving it: storage_namespace set explicitly replaces.
-				Config:            config(fmt.Sprintf("  storage_namespace = %q\n", fs)),
-				ConfigPlanChecks:  expectAction(plancheck.ResourceActionDestroyBeforeCreate),
-				ConfigStateChecks: []statecheck.StateCheck{expectStr("storage_namespace", fs)},
-				Check:             storedIn(t, fs, rel, []string{"1:deployed"}, apps),
-			},
-			{
-				// Back in apps, then a replacement for another reason: the new
-				// release takes the default.
-				Config: config(fmt.Sprintf("  storage_namespace = %q\n", apps)),
-				Check:  storedIn(t, apps, rel, []string{"1:deployed"}, fs),
-			},
-			{
-				Config:           config(`  release_name = "renamed"` + "\n"),
-				ConfigPlanChecks: expectAction(plancheck.ResourceActionDestroyBeforeCreate),
-				ConfigStateChecks: []statecheck.StateCheck{
-					expectStr("release_name", "renamed"),
-					expectStr("storage_namespace", fs),
+	t.Parallel()
+	accTestEach(t, func(t *testing.T) tfresource.TestCase {
+		fs, apps := uniqueNamespace(t, "flux-system"), uniqueNamespace(t, "apps")
+		cacheDir := t.TempDir()
+		chartDir := chartCopy(t, "1.0.0")
+		rel := apps + "-podinfo"
+		config := func(extra string) string {
+			return releaseConfig(cacheDir, chartDir, fs, fmt.Sprintf("  target_namespace = %q\n%s", apps, extra))
+		}
+		return tfresource.TestCase{
+			CheckDestroy: tfresource.ComposeTestCheckFunc(storedIn(t, fs, rel, nil, apps), storedIn(t, fs, "renamed", nil, apps)),
+			Steps: []tfresource.TestStep{
+				{
+					// What the old default wrote: storage in the target namespace.
+					Config:            config(fmt.Sprintf("  storage_namespace = %q\n", apps)),
+					ConfigStateChecks: []statecheck.StateCheck{expectStr("storage_namespace", apps)},
+					Check:             storedIn(t, apps, rel, []string{"1:deployed"}, fs),
 				},
-				Check: tfresource.ComposeTestCheckFunc(
-					storedIn(t, fs, "renamed", []string{"1:deployed"}, apps),
-					storedIn(t, fs, rel, nil, apps),
-				),
+				{
+					// The configuration as it was written for the old default.
+					Config: config(""),
+					ConfigPlanChecks: tfresource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectEmptyPlan(),
+						plancheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("storage_namespace"), knownvalue.StringExact(apps)),
+					}},
+					ConfigStateChecks: []statecheck.StateCheck{expectStr("storage_namespace", apps)},
+					Check:             storedIn(t, apps, rel, []string{"1:deployed"}, fs),
+				},
+				{
+					// Moving it: storage_namespace set explicitly replaces.
+					Config:            config(fmt.Sprintf("  storage_namespace = %q\n", fs)),
+					ConfigPlanChecks:  expectAction(plancheck.ResourceActionDestroyBeforeCreate),
+					ConfigStateChecks: []statecheck.StateCheck{expectStr("storage_namespace", fs)},
+					Check:             storedIn(t, fs, rel, []string{"1:deployed"}, apps),
+				},
+				{
+					// Back in apps, then a replacement for another reason: the new
+					// release takes the default.
+					Config: config(fmt.Sprintf("  storage_namespace = %q\n", apps)),
+					Check:  storedIn(t, apps, rel, []string{"1:deployed"}, fs),
+				},
+				{
+					Config:           config(`  release_name = "renamed"` + "\n"),
+					ConfigPlanChecks: expectAction(plancheck.ResourceActionDestroyBeforeCreate),
+					ConfigStateChecks: []statecheck.StateCheck{
+						expectStr("release_name", "renamed"),
+						expectStr("storage_namespace", fs),
+					},
+					Check: tfresource.ComposeTestCheckFunc(
+						storedIn(t, fs, "renamed", []string{"1:deployed"}, apps),
+						storedIn(t, fs, rel, nil, apps),
+					),
+				},
 			},
-		},
+		}
 	})
 }
 
@@ -202,35 +208,38 @@ import {
 // configuration (namespace, target_namespace, values; no release_name, no
 // storage_namespace): the plan neither replaces nor changes anything.
 func TestAccHelmRelease_importFluxReleaseByHelmReleaseID(t *testing.T) {
-	fs, apps := uniqueNamespace(t, "flux-system"), uniqueNamespace(t, "apps")
-	cacheDir := t.TempDir()
-	chartDir := chartCopy(t, "1.0.0")
-	rel := apps + "-podinfo"
-	values := map[string]any{"replicaCount": 2, "config": map[string]any{"greeting": "flux"}}
-	body := fmt.Sprintf(`  target_namespace = %q
+	t.Parallel()
+	accTestEach(t, func(t *testing.T) tfresource.TestCase {
+		fs, apps := uniqueNamespace(t, "flux-system"), uniqueNamespace(t, "apps")
+		cacheDir := t.TempDir()
+		chartDir := chartCopy(t, "1.0.0")
+		rel := apps + "-podinfo"
+		values := map[string]any{"replicaCount": 2, "config": map[string]any{"greeting": "flux"}}
+		body := fmt.Sprintf(`  target_namespace = %q
   values = { replicaCount = 2, config = { greeting = "flux" } }`, apps)
-	first, withImport := importSteps(t, cacheDir, chartDir, fs, body, fs+"/podinfo@"+apps, func(chartPath string) error {
-		return testenv.HelmInstallStored(testenv.Need(t).Cluster.Kubeconfig, fs, apps, rel, chartPath, values)
-	})
-	accTest(t, tfresource.TestCase{
-		CheckDestroy: storedIn(t, fs, rel, nil, apps),
-		Steps: []tfresource.TestStep{
-			first,
-			{
-				Config: withImport,
-				ConfigPlanChecks: tfresource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionNoop),
-				}},
-				ConfigStateChecks: []statecheck.StateCheck{
-					expectStr("id", fs+"/podinfo"),
-					expectStr("release_name", rel),
-					expectStr("storage_namespace", fs),
-					expectStr("target_namespace", apps),
-					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(1)),
+		first, withImport := importSteps(t, cacheDir, chartDir, fs, body, fs+"/podinfo@"+apps, func(chartPath string) error {
+			return testenv.HelmInstallStored(testenv.Need(t).Cluster.Kubeconfig, fs, apps, rel, chartPath, values)
+		})
+		return tfresource.TestCase{
+			CheckDestroy: storedIn(t, fs, rel, nil, apps),
+			Steps: []tfresource.TestStep{
+				first,
+				{
+					Config: withImport,
+					ConfigPlanChecks: tfresource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionNoop),
+					}},
+					ConfigStateChecks: []statecheck.StateCheck{
+						expectStr("id", fs+"/podinfo"),
+						expectStr("release_name", rel),
+						expectStr("storage_namespace", fs),
+						expectStr("target_namespace", apps),
+						statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(1)),
+					},
+					Check: storedIn(t, fs, rel, []string{"1:deployed"}, apps),
 				},
-				Check: storedIn(t, fs, rel, []string{"1:deployed"}, apps),
 			},
-		},
+		}
 	})
 }
 
@@ -242,45 +251,48 @@ func TestAccHelmRelease_importFluxReleaseByHelmReleaseID(t *testing.T) {
 // `flux-system/podinfo@apps,release_name=podinfo` imports it into a
 // configuration that sets release_name: no replace, no change.
 func TestAccHelmRelease_importHandInstalledByExtendedID(t *testing.T) {
-	fs, apps := uniqueNamespace(t, "flux-system"), uniqueNamespace(t, "apps")
-	cacheDir := t.TempDir()
-	chartDir := chartCopy(t, "1.0.0")
-	extended := fs + "/podinfo@" + apps + ",release_name=podinfo"
-	body := fmt.Sprintf("  target_namespace = %q\n  release_name = \"podinfo\"\n", apps)
-	install := func(chartPath string) error {
-		return testenv.HelmInstallStored(testenv.Need(t).Cluster.Kubeconfig, fs, apps, "podinfo", chartPath, nil)
-	}
-	first, withImport := importSteps(t, cacheDir, chartDir, fs, body, extended, install)
-	_, oldMeaning := importSteps(t, cacheDir, chartDir, fs, body, fs+"/podinfo@"+apps, install)
-	_, wrongTarget := importSteps(t, cacheDir, chartDir, fs, body, fs+"/podinfo", install)
-	words := func(s string) string { return strings.Join(strings.Fields(regexp.QuoteMeta(s)), `\s+`) }
-	accTest(t, tfresource.TestCase{
-		CheckDestroy: storedIn(t, fs, "podinfo", nil, apps),
-		Steps: []tfresource.TestStep{
-			first,
-			{
-				// The old meaning of ns/name@target: release name in ns.
-				Config: oldMeaning,
-				ExpectError: regexp.MustCompile(`(?s)no\s+release\s+"` + apps + `-podinfo"\s+in\s+storage\s+namespace\s+"` + fs +
-					`".*` + words(`imported with the ID "`+extended+`"`)),
-			},
-			{
-				// The release's objects are not in the ID's namespace.
-				Config: wrongTarget,
-				ExpectError: regexp.MustCompile(`(?s)` + words("has its objects in namespace "+apps+", not in "+fs) +
-					`.*` + words(`import it as "`+extended+`"`)),
-			},
-			{
-				Config:           withImport,
-				ConfigPlanChecks: expectAction(plancheck.ResourceActionNoop),
-				ConfigStateChecks: []statecheck.StateCheck{
-					expectStr("release_name", "podinfo"),
-					expectStr("storage_namespace", fs),
-					expectStr("target_namespace", apps),
+	t.Parallel()
+	accTestEach(t, func(t *testing.T) tfresource.TestCase {
+		fs, apps := uniqueNamespace(t, "flux-system"), uniqueNamespace(t, "apps")
+		cacheDir := t.TempDir()
+		chartDir := chartCopy(t, "1.0.0")
+		extended := fs + "/podinfo@" + apps + ",release_name=podinfo"
+		body := fmt.Sprintf("  target_namespace = %q\n  release_name = \"podinfo\"\n", apps)
+		install := func(chartPath string) error {
+			return testenv.HelmInstallStored(testenv.Need(t).Cluster.Kubeconfig, fs, apps, "podinfo", chartPath, nil)
+		}
+		first, withImport := importSteps(t, cacheDir, chartDir, fs, body, extended, install)
+		_, oldMeaning := importSteps(t, cacheDir, chartDir, fs, body, fs+"/podinfo@"+apps, install)
+		_, wrongTarget := importSteps(t, cacheDir, chartDir, fs, body, fs+"/podinfo", install)
+		words := func(s string) string { return strings.Join(strings.Fields(regexp.QuoteMeta(s)), `\s+`) }
+		return tfresource.TestCase{
+			CheckDestroy: storedIn(t, fs, "podinfo", nil, apps),
+			Steps: []tfresource.TestStep{
+				first,
+				{
+					// The old meaning of ns/name@target: release name in ns.
+					Config: oldMeaning,
+					ExpectError: regexp.MustCompile(`(?s)no\s+release\s+"` + apps + `-podinfo"\s+in\s+storage\s+namespace\s+"` + fs +
+						`".*` + words(`imported with the ID "`+extended+`"`)),
 				},
-				Check: storedIn(t, fs, "podinfo", []string{"1:deployed"}, apps),
+				{
+					// The release's objects are not in the ID's namespace.
+					Config: wrongTarget,
+					ExpectError: regexp.MustCompile(`(?s)` + words("has its objects in namespace "+apps+", not in "+fs) +
+						`.*` + words(`import it as "`+extended+`"`)),
+				},
+				{
+					Config:           withImport,
+					ConfigPlanChecks: expectAction(plancheck.ResourceActionNoop),
+					ConfigStateChecks: []statecheck.StateCheck{
+						expectStr("release_name", "podinfo"),
+						expectStr("storage_namespace", fs),
+						expectStr("target_namespace", apps),
+					},
+					Check: storedIn(t, fs, "podinfo", []string{"1:deployed"}, apps),
+				},
 			},
-		},
+		}
 	})
 }
 

@@ -123,16 +123,18 @@ const noSuchNode = `{ "stevedore.dev/no-such-node" = "true" }`
 // there too), and target_namespace when set (the storage stays in
 // `namespace`). Each CLI's run starts with both namespaces absent.
 func TestAccHelmRelease_installCreateNamespace(t *testing.T) {
-	own, target := testenv.UniqueName(t, "hr-createns"), testenv.UniqueName(t, "hr-createns-tgt")
-	existing := uniqueNamespace(t, "hr-createns-st")
-	cacheDir := t.TempDir()
-	chartDir := chartCopy(t, "1.0.0")
-	t.Cleanup(func() {
-		for _, ns := range []string{own, target} {
-			_ = testClient(t).Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
-		}
-	})
-	config := providerBlock(fmt.Sprintf("cache_dir = %s", hcl(cacheDir))) + fmt.Sprintf(`
+	t.Parallel()
+	accTestEach(t, func(t *testing.T) resource.TestCase {
+		own, target := testenv.UniqueName(t, "hr-createns"), testenv.UniqueName(t, "hr-createns-tgt")
+		existing := uniqueNamespace(t, "hr-createns-st")
+		cacheDir := t.TempDir()
+		chartDir := chartCopy(t, "1.0.0")
+		t.Cleanup(func() {
+			for _, ns := range []string{own, target} {
+				_ = testClient(t).Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+			}
+		})
+		config := providerBlock(fmt.Sprintf("cache_dir = %s", hcl(cacheDir))) + fmt.Sprintf(`
 resource "stevedore_helmchart_artifact" "podinfo" {
   source_path = %s
 }
@@ -162,50 +164,51 @@ resource "stevedore_helmrelease" "target" {
   }
 }
 `, hcl(chartDir), own, existing, target)
-	nsExists := func(ns string) resource.TestCheckFunc {
-		return func(*terraform.State) error {
-			if !exists(t, "v1", "Namespace", "", ns) {
-				return fmt.Errorf("namespace %s was not created", ns)
+		nsExists := func(ns string) resource.TestCheckFunc {
+			return func(*terraform.State) error {
+				if !exists(t, "v1", "Namespace", "", ns) {
+					return fmt.Errorf("namespace %s was not created", ns)
+				}
+				return nil
 			}
-			return nil
 		}
-	}
-	deployment := func(ns, name string) resource.TestCheckFunc {
-		return func(*terraform.State) error {
-			if !exists(t, "apps/v1", "Deployment", ns, name) {
-				return fmt.Errorf("no Deployment %s/%s", ns, name)
+		deployment := func(ns, name string) resource.TestCheckFunc {
+			return func(*terraform.State) error {
+				if !exists(t, "apps/v1", "Deployment", ns, name) {
+					return fmt.Errorf("no Deployment %s/%s", ns, name)
+				}
+				return nil
 			}
-			return nil
 		}
-	}
-	accTest(t, resource.TestCase{
-		CheckDestroy: resource.ComposeTestCheckFunc(
-			storedIn(t, own, "podinfo", nil),
-			storedIn(t, existing, target+"-podinfo", nil),
-		),
-		Steps: []resource.TestStep{{
-			PreConfig: func() {
-				// Helm never deletes a namespace it created: the other CLI's
-				// run left them.
-				deleteAndWait(t, "v1", "Namespace", "", own)
-				deleteAndWait(t, "v1", "Namespace", "", target)
-			},
-			Config: config,
-			ConfigStateChecks: []statecheck.StateCheck{
-				statecheck.ExpectKnownValue("stevedore_helmrelease.own", releaseAttr("status"), knownvalue.StringExact("deployed")),
-				statecheck.ExpectKnownValue("stevedore_helmrelease.own", tfjsonpath.New("storage_namespace"), knownvalue.StringExact(own)),
-				statecheck.ExpectKnownValue("stevedore_helmrelease.target", releaseAttr("status"), knownvalue.StringExact("deployed")),
-				statecheck.ExpectKnownValue("stevedore_helmrelease.target", tfjsonpath.New("storage_namespace"), knownvalue.StringExact(existing)),
-			},
-			Check: resource.ComposeTestCheckFunc(
-				nsExists(own),
-				storedIn(t, own, "podinfo", []string{"1:deployed"}),
-				deployment(own, "podinfo"),
-				nsExists(target),
-				storedIn(t, existing, target+"-podinfo", []string{"1:deployed"}, target),
-				deployment(target, target+"-podinfo"),
+		return resource.TestCase{
+			CheckDestroy: resource.ComposeTestCheckFunc(
+				storedIn(t, own, "podinfo", nil),
+				storedIn(t, existing, target+"-podinfo", nil),
 			),
-		}},
+			Steps: []resource.TestStep{{
+				PreConfig: func() {
+					// Helm never deletes a namespace it created: the other CLI's
+					// run left them.
+					deleteAndWait(t, "v1", "Namespace", "", own)
+					deleteAndWait(t, "v1", "Namespace", "", target)
+				},
+				Config: config,
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue("stevedore_helmrelease.own", releaseAttr("status"), knownvalue.StringExact("deployed")),
+					statecheck.ExpectKnownValue("stevedore_helmrelease.own", tfjsonpath.New("storage_namespace"), knownvalue.StringExact(own)),
+					statecheck.ExpectKnownValue("stevedore_helmrelease.target", releaseAttr("status"), knownvalue.StringExact("deployed")),
+					statecheck.ExpectKnownValue("stevedore_helmrelease.target", tfjsonpath.New("storage_namespace"), knownvalue.StringExact(existing)),
+				},
+				Check: resource.ComposeTestCheckFunc(
+					nsExists(own),
+					storedIn(t, own, "podinfo", []string{"1:deployed"}),
+					deployment(own, "podinfo"),
+					nsExists(target),
+					storedIn(t, existing, target+"-podinfo", []string{"1:deployed"}, target),
+					deployment(target, target+"-podinfo"),
+				),
+			}},
+		}
 	})
 }
 
@@ -214,11 +217,13 @@ resource "stevedore_helmrelease" "target" {
 // upgraded, as deployed within a 10 s timeout when install.disable_wait and
 // upgrade.disable_wait are set; with Helm's wait either would fail.
 func TestAccHelmRelease_installDisableWait(t *testing.T) {
-	ns := uniqueNamespace(t, "hr-nowait")
-	cacheDir := t.TempDir()
-	chartDir := chartCopy(t, "1.0.0")
-	body := func(replicas int) string {
-		return fmt.Sprintf(`
+	t.Parallel()
+	accTestEach(t, func(t *testing.T) resource.TestCase {
+		ns := uniqueNamespace(t, "hr-nowait")
+		cacheDir := t.TempDir()
+		chartDir := chartCopy(t, "1.0.0")
+		body := func(replicas int) string {
+			return fmt.Sprintf(`
   timeout = "10s"
   values  = { replicaCount = %d, nodeSelector = %s }
   install {
@@ -227,41 +232,42 @@ func TestAccHelmRelease_installDisableWait(t *testing.T) {
   upgrade {
     disable_wait = true
   }`, replicas, noSuchNode)
-	}
-	neverReady := func(*terraform.State) error {
-		u, err := getObject(t, "apps/v1", "Deployment", ns, "podinfo")
-		if err != nil {
-			return err
 		}
-		sel, _, _ := unstructured.NestedStringMap(u.Object, "spec", "template", "spec", "nodeSelector")
-		if sel["stevedore.dev/no-such-node"] != "true" {
-			return fmt.Errorf("the Deployment does not have the nodeSelector no node matches: %v", sel)
+		neverReady := func(*terraform.State) error {
+			u, err := getObject(t, "apps/v1", "Deployment", ns, "podinfo")
+			if err != nil {
+				return err
+			}
+			sel, _, _ := unstructured.NestedStringMap(u.Object, "spec", "template", "spec", "nodeSelector")
+			if sel["stevedore.dev/no-such-node"] != "true" {
+				return fmt.Errorf("the Deployment does not have the nodeSelector no node matches: %v", sel)
+			}
+			if n, _, _ := unstructured.NestedInt64(u.Object, "status", "readyReplicas"); n != 0 {
+				return fmt.Errorf("the Deployment has %d ready replicas: the test proves nothing", n)
+			}
+			return nil
 		}
-		if n, _, _ := unstructured.NestedInt64(u.Object, "status", "readyReplicas"); n != 0 {
-			return fmt.Errorf("the Deployment has %d ready replicas: the test proves nothing", n)
-		}
-		return nil
-	}
-	accTest(t, resource.TestCase{
-		Steps: []resource.TestStep{
-			{
-				Config: releaseConfig(cacheDir, chartDir, ns, body(1)),
-				ConfigStateChecks: []statecheck.StateCheck{
-					expectStr("status", "deployed"),
-					statecheck.ExpectKnownValue(releaseAddr, releaseAttr("install_failures"), knownvalue.Int64Exact(0)),
+		return resource.TestCase{
+			Steps: []resource.TestStep{
+				{
+					Config: releaseConfig(cacheDir, chartDir, ns, body(1)),
+					ConfigStateChecks: []statecheck.StateCheck{
+						expectStr("status", "deployed"),
+						statecheck.ExpectKnownValue(releaseAddr, releaseAttr("install_failures"), knownvalue.Int64Exact(0)),
+					},
+					Check: resource.ComposeTestCheckFunc(checkRevisions(t, ns, "podinfo", "1:deployed"), neverReady),
 				},
-				Check: resource.ComposeTestCheckFunc(checkRevisions(t, ns, "podinfo", "1:deployed"), neverReady),
-			},
-			{
-				Config:           releaseConfig(cacheDir, chartDir, ns, body(2)),
-				ConfigPlanChecks: expectAction(plancheck.ResourceActionUpdate),
-				ConfigStateChecks: []statecheck.StateCheck{
-					expectStr("status", "deployed"),
-					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(2)),
+				{
+					Config:           releaseConfig(cacheDir, chartDir, ns, body(2)),
+					ConfigPlanChecks: expectAction(plancheck.ResourceActionUpdate),
+					ConfigStateChecks: []statecheck.StateCheck{
+						expectStr("status", "deployed"),
+						statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(2)),
+					},
+					Check: resource.ComposeTestCheckFunc(checkRevisions(t, ns, "podinfo", "1:superseded", "2:deployed"), neverReady),
 				},
-				Check: resource.ComposeTestCheckFunc(checkRevisions(t, ns, "podinfo", "1:superseded", "2:deployed"), neverReady),
 			},
-		},
+		}
 	})
 }
 
@@ -271,6 +277,9 @@ func TestAccHelmRelease_installDisableWait(t *testing.T) {
 // other content (Create would leave it). Each install is a new release: a
 // new release_name replaces the resource. The CRD is cluster-scoped and
 // outlives the releases, so each run starts by removing it.
+// It stays serial (no t.Parallel): its CRD is cluster-scoped with a fixed
+// name, and creating and deleting a CRD changes the API discovery that every
+// other test reads.
 func TestAccHelmRelease_installCRDPolicies(t *testing.T) {
 	ns := uniqueNamespace(t, "hr-crdinst")
 	cacheDir := t.TempDir()
@@ -376,10 +385,12 @@ data:
 // it: only the failed release is left behind. Good values converge after
 // each failure.
 func TestAccHelmRelease_upgradeCleanupOnFail(t *testing.T) {
-	ns := uniqueNamespace(t, "hr-cleanup")
-	cacheDir := t.TempDir()
-	chartDir := chartCopy(t, "1.0.0")
-	testenv.WriteFiles(t, chartDir, map[string]string{"templates/extra.yaml": `{{- if .Values.extra }}
+	t.Parallel()
+	accTestEach(t, func(t *testing.T) resource.TestCase {
+		ns := uniqueNamespace(t, "hr-cleanup")
+		cacheDir := t.TempDir()
+		chartDir := chartCopy(t, "1.0.0")
+		testenv.WriteFiles(t, chartDir, map[string]string{"templates/extra.yaml": `{{- if .Values.extra }}
 apiVersion: v1
 kind: ConfigMap
 metadata:
@@ -388,55 +399,56 @@ data:
   created-by: upgrade
 {{- end }}
 `})
-	config := func(bad, cleanup bool) string {
-		sel := "{}"
-		if bad {
-			sel = noSuchNode
-		}
-		return releaseConfig(cacheDir, chartDir, ns, fmt.Sprintf(`
+		config := func(bad, cleanup bool) string {
+			sel := "{}"
+			if bad {
+				sel = noSuchNode
+			}
+			return releaseConfig(cacheDir, chartDir, ns, fmt.Sprintf(`
   timeout = "10s"
   values  = { extra = %t, nodeSelector = %s }
   upgrade {
     cleanup_on_fail = %t
   }`, bad, sel, cleanup))
-	}
-	extra := func() bool { return exists(t, "v1", "ConfigMap", ns, "podinfo-extra") }
-	revisions := func(want ...string) {
-		if got := releaseRevisions(t, ns, "podinfo"); !slices.Equal(got, want) {
-			t.Errorf("revisions %v, want %v", got, want)
 		}
-	}
-	failed := regexp.MustCompile(`(?s)upgrade\s+failed.*RetriesExceeded`)
-	accTest(t, resource.TestCase{
-		Steps: []resource.TestStep{
-			{
-				Config: config(false, false),
-				Check:  checkExists(t, false, "v1", "ConfigMap", ns, "podinfo-extra"),
-			},
-			{Config: config(true, false), ExpectError: failed},
-			{
-				PreConfig: func() {
-					revisions("1:deployed", "2:failed")
-					if !extra() {
-						t.Error("without cleanup_on_fail the failed upgrade's ConfigMap is gone: the test proves nothing")
-					}
+		extra := func() bool { return exists(t, "v1", "ConfigMap", ns, "podinfo-extra") }
+		revisions := func(want ...string) {
+			if got := releaseRevisions(t, ns, "podinfo"); !slices.Equal(got, want) {
+				t.Errorf("revisions %v, want %v", got, want)
+			}
+		}
+		failed := regexp.MustCompile(`(?s)upgrade\s+failed.*RetriesExceeded`)
+		return resource.TestCase{
+			Steps: []resource.TestStep{
+				{
+					Config: config(false, false),
+					Check:  checkExists(t, false, "v1", "ConfigMap", ns, "podinfo-extra"),
 				},
-				Config: config(false, true),
-				Check: resource.ComposeTestCheckFunc(checkExists(t, false, "v1", "ConfigMap", ns, "podinfo-extra"),
-					checkRevisions(t, ns, "podinfo", "1:superseded", "2:failed", "3:deployed")),
-			},
-			{Config: config(true, true), ExpectError: failed},
-			{
-				PreConfig: func() {
-					revisions("1:superseded", "2:failed", "3:deployed", "4:failed")
-					if extra() {
-						t.Error("with cleanup_on_fail the ConfigMap the failed upgrade created is still there")
-					}
+				{Config: config(true, false), ExpectError: failed},
+				{
+					PreConfig: func() {
+						revisions("1:deployed", "2:failed")
+						if !extra() {
+							t.Error("without cleanup_on_fail the failed upgrade's ConfigMap is gone: the test proves nothing")
+						}
+					},
+					Config: config(false, true),
+					Check: resource.ComposeTestCheckFunc(checkExists(t, false, "v1", "ConfigMap", ns, "podinfo-extra"),
+						checkRevisions(t, ns, "podinfo", "1:superseded", "2:failed", "3:deployed")),
 				},
-				Config: config(false, true),
-				Check:  checkRevisions(t, ns, "podinfo", "1:superseded", "2:failed", "3:superseded", "4:failed", "5:deployed"),
+				{Config: config(true, true), ExpectError: failed},
+				{
+					PreConfig: func() {
+						revisions("1:superseded", "2:failed", "3:deployed", "4:failed")
+						if extra() {
+							t.Error("with cleanup_on_fail the ConfigMap the failed upgrade created is still there")
+						}
+					},
+					Config: config(false, true),
+					Check:  checkRevisions(t, ns, "podinfo", "1:superseded", "2:failed", "3:superseded", "4:failed", "5:deployed"),
+				},
 			},
-		},
+		}
 	})
 }
 
@@ -447,51 +459,54 @@ data:
 // changes). Without it the values are the configuration's alone: a value
 // that is no longer set goes back to the chart's default.
 func TestAccHelmRelease_upgradePreserveValues(t *testing.T) {
-	ns := uniqueNamespace(t, "hr-preserve")
-	cacheDir := t.TempDir()
-	chartDir := chartCopy(t, "1.0.0")
-	config := func(values string, preserve bool) string {
-		return releaseConfig(cacheDir, chartDir, ns, fmt.Sprintf(`
+	t.Parallel()
+	accTestEach(t, func(t *testing.T) resource.TestCase {
+		ns := uniqueNamespace(t, "hr-preserve")
+		cacheDir := t.TempDir()
+		chartDir := chartCopy(t, "1.0.0")
+		config := func(values string, preserve bool) string {
+			return releaseConfig(cacheDir, chartDir, ns, fmt.Sprintf(`
   values = %s
   upgrade {
     preserve_values = %t
   }`, values, preserve))
-	}
-	cluster := func(replicas int64, greeting string) resource.TestCheckFunc {
-		return func(*terraform.State) error {
-			n, err := deploymentReplicas(t, ns, "podinfo")
-			if err != nil {
-				return err
-			}
-			if n != replicas {
-				return fmt.Errorf("deployment replicas %d, want %d", n, replicas)
-			}
-			return checkObjectField(t, "v1", "ConfigMap", ns, "podinfo", greeting, "data", "greeting")(nil)
 		}
-	}
-	accTest(t, resource.TestCase{
-		Steps: []resource.TestStep{
-			{
-				Config: config(`{ replicaCount = 2, config = { greeting = "first" } }`, false),
-				Check:  cluster(2, "first"),
+		cluster := func(replicas int64, greeting string) resource.TestCheckFunc {
+			return func(*terraform.State) error {
+				n, err := deploymentReplicas(t, ns, "podinfo")
+				if err != nil {
+					return err
+				}
+				if n != replicas {
+					return fmt.Errorf("deployment replicas %d, want %d", n, replicas)
+				}
+				return checkObjectField(t, "v1", "ConfigMap", ns, "podinfo", greeting, "data", "greeting")(nil)
+			}
+		}
+		return resource.TestCase{
+			Steps: []resource.TestStep{
+				{
+					Config: config(`{ replicaCount = 2, config = { greeting = "first" } }`, false),
+					Check:  cluster(2, "first"),
+				},
+				{
+					Config: config(`{ config = { greeting = "second" } }`, true),
+					ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionUpdate),
+						plancheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("changes"), knownvalue.ListExact([]knownvalue.Check{
+							knownvalue.ObjectPartial(map[string]knownvalue.Check{
+								"id": knownvalue.StringExact(ns + "_podinfo__ConfigMap"), "type": knownvalue.StringExact("update"),
+							}),
+						})),
+					}},
+					Check: resource.ComposeTestCheckFunc(cluster(2, "second"), checkRevisions(t, ns, "podinfo", "1:superseded", "2:deployed")),
+				},
+				{
+					Config: config(`{ config = { greeting = "third" } }`, false),
+					Check:  resource.ComposeTestCheckFunc(cluster(1, "third"), checkRevisions(t, ns, "podinfo", "1:superseded", "2:superseded", "3:deployed")),
+				},
 			},
-			{
-				Config: config(`{ config = { greeting = "second" } }`, true),
-				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionUpdate),
-					plancheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("changes"), knownvalue.ListExact([]knownvalue.Check{
-						knownvalue.ObjectPartial(map[string]knownvalue.Check{
-							"id": knownvalue.StringExact(ns + "_podinfo__ConfigMap"), "type": knownvalue.StringExact("update"),
-						}),
-					})),
-				}},
-				Check: resource.ComposeTestCheckFunc(cluster(2, "second"), checkRevisions(t, ns, "podinfo", "1:superseded", "2:deployed")),
-			},
-			{
-				Config: config(`{ config = { greeting = "third" } }`, false),
-				Check:  resource.ComposeTestCheckFunc(cluster(1, "third"), checkRevisions(t, ns, "podinfo", "1:superseded", "2:superseded", "3:deployed")),
-			},
-		},
+		}
 	})
 }
 
@@ -503,11 +518,13 @@ func TestAccHelmRelease_upgradePreserveValues(t *testing.T) {
 // new object. The install does not wait, so it succeeds with the same
 // values.
 func TestAccHelmRelease_upgradeRemediationUninstall(t *testing.T) {
-	ns := uniqueNamespace(t, "hr-uninst")
-	cacheDir := t.TempDir()
-	chartDir := chartCopy(t, "1.0.0")
-	config := func(sel string) string {
-		return releaseConfig(cacheDir, chartDir, ns, fmt.Sprintf(`
+	t.Parallel()
+	accTestEach(t, func(t *testing.T) resource.TestCase {
+		ns := uniqueNamespace(t, "hr-uninst")
+		cacheDir := t.TempDir()
+		chartDir := chartCopy(t, "1.0.0")
+		config := func(sel string) string {
+			return releaseConfig(cacheDir, chartDir, ns, fmt.Sprintf(`
   timeout = "10s"
   values  = { nodeSelector = %s }
   install {
@@ -519,51 +536,52 @@ func TestAccHelmRelease_upgradeRemediationUninstall(t *testing.T) {
       strategy = "uninstall"
     }
   }`, sel))
-	}
-	var firstUID string
-	deploymentUID := func() string {
-		u, err := getObject(t, "apps/v1", "Deployment", ns, "podinfo")
-		if err != nil {
-			t.Fatal(err)
 		}
-		return string(u.GetUID())
-	}
-	accTest(t, resource.TestCase{
-		Steps: []resource.TestStep{
-			{
-				Config: config("{}"),
-				Check: func(*terraform.State) error {
-					firstUID = deploymentUID()
-					return checkRevisions(t, ns, "podinfo", "1:deployed")(nil)
+		var firstUID string
+		deploymentUID := func() string {
+			u, err := getObject(t, "apps/v1", "Deployment", ns, "podinfo")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return string(u.GetUID())
+		}
+		return resource.TestCase{
+			Steps: []resource.TestStep{
+				{
+					Config: config("{}"),
+					Check: func(*terraform.State) error {
+						firstUID = deploymentUID()
+						return checkRevisions(t, ns, "podinfo", "1:deployed")(nil)
+					},
+				},
+				{
+					Config:           config(noSuchNode),
+					ConfigPlanChecks: expectAction(plancheck.ResourceActionUpdate),
+					ConfigStateChecks: []statecheck.StateCheck{
+						expectStr("status", "deployed"),
+						expectStr("last_attempted_release_action", "install"),
+						statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(1)),
+						statecheck.ExpectKnownValue(releaseAddr, releaseAttr("upgrade_failures"), knownvalue.Int64Exact(1)),
+						statecheck.ExpectKnownValue(releaseAddr, releaseAttr("history"), knownvalue.ListSizeExact(1)),
+					},
+					Check: func(*terraform.State) error {
+						// Uninstalled (the failed revision 2 and revision 1 are
+						// gone), then installed anew.
+						if err := checkRevisions(t, ns, "podinfo", "1:deployed")(nil); err != nil {
+							return err
+						}
+						if uid := deploymentUID(); uid == firstUID {
+							return fmt.Errorf("the Deployment is the one of the first install (uid %s): the release was not uninstalled", uid)
+						}
+						sel, err := objectField(t, "apps/v1", "Deployment", ns, "podinfo", "spec", "template", "spec", "nodeSelector", "stevedore.dev/no-such-node")
+						if err != nil || sel != "true" {
+							return fmt.Errorf("the reinstalled Deployment does not have the new values: %q %v", sel, err)
+						}
+						return nil
+					},
 				},
 			},
-			{
-				Config:           config(noSuchNode),
-				ConfigPlanChecks: expectAction(plancheck.ResourceActionUpdate),
-				ConfigStateChecks: []statecheck.StateCheck{
-					expectStr("status", "deployed"),
-					expectStr("last_attempted_release_action", "install"),
-					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(1)),
-					statecheck.ExpectKnownValue(releaseAddr, releaseAttr("upgrade_failures"), knownvalue.Int64Exact(1)),
-					statecheck.ExpectKnownValue(releaseAddr, releaseAttr("history"), knownvalue.ListSizeExact(1)),
-				},
-				Check: func(*terraform.State) error {
-					// Uninstalled (the failed revision 2 and revision 1 are
-					// gone), then installed anew.
-					if err := checkRevisions(t, ns, "podinfo", "1:deployed")(nil); err != nil {
-						return err
-					}
-					if uid := deploymentUID(); uid == firstUID {
-						return fmt.Errorf("the Deployment is the one of the first install (uid %s): the release was not uninstalled", uid)
-					}
-					sel, err := objectField(t, "apps/v1", "Deployment", ns, "podinfo", "spec", "template", "spec", "nodeSelector", "stevedore.dev/no-such-node")
-					if err != nil || sel != "true" {
-						return fmt.Errorf("the reinstalled Deployment does not have the new values: %q %v", sel, err)
-					}
-					return nil
-				},
-			},
-		},
+		}
 	})
 }
 
@@ -575,10 +593,12 @@ func TestAccHelmRelease_upgradeRemediationUninstall(t *testing.T) {
 // retry and remediation would otherwise roll it back): the apply succeeds and
 // storage has no rollback.
 func TestAccHelmRelease_testFiltersAndIgnoreFailures(t *testing.T) {
-	ns := uniqueNamespace(t, "hr-testfilt")
-	cacheDir := t.TempDir()
-	chartDir := chartCopy(t, "1.0.0")
-	testenv.WriteFiles(t, chartDir, map[string]string{"templates/tests/test-other.yaml": `apiVersion: v1
+	t.Parallel()
+	accTestEach(t, func(t *testing.T) resource.TestCase {
+		ns := uniqueNamespace(t, "hr-testfilt")
+		cacheDir := t.TempDir()
+		chartDir := chartCopy(t, "1.0.0")
+		testenv.WriteFiles(t, chartDir, map[string]string{"templates/tests/test-other.yaml": `apiVersion: v1
 kind: Pod
 metadata:
   name: {{ .Release.Name }}-test-other
@@ -594,8 +614,8 @@ spec:
       image: curlimages/curl:8.5.0
       command: ["false"]
 `})
-	config := func(replicas int, test string) string {
-		return releaseConfig(cacheDir, chartDir, ns, fmt.Sprintf(`
+		config := func(replicas int, test string) string {
+			return releaseConfig(cacheDir, chartDir, ns, fmt.Sprintf(`
   values = { replicaCount = %d }
   test {
     enable = true
@@ -606,54 +626,55 @@ spec:
       retries = 1
     }
   }`, replicas, test))
-	}
-	hook := func(name, phase string) knownvalue.Check {
-		return knownvalue.ObjectPartial(map[string]knownvalue.Check{"name": knownvalue.StringExact(name), "phase": knownvalue.StringExact(phase)})
-	}
-	hooks := func(want ...knownvalue.Check) statecheck.StateCheck {
-		return statecheck.ExpectKnownValue(releaseAddr, releaseAttr("history").AtSliceIndex(0).AtMapKey("test_hooks"), knownvalue.ListExact(want))
-	}
-	podPhase := func(name, phase string) resource.TestCheckFunc {
-		return checkObjectField(t, "v1", "Pod", ns, name, phase, "status", "phase")
-	}
-	otherNeverRan := checkExists(t, false, "v1", "Pod", ns, "podinfo-test-other")
-	accTest(t, resource.TestCase{
-		Steps: []resource.TestStep{
-			{
-				// Helm leaves test Pods behind on uninstall: the other CLI's
-				// run left them.
-				PreConfig: func() {
-					deleteAndWait(t, "v1", "Pod", ns, "podinfo-test")
-					deleteAndWait(t, "v1", "Pod", ns, "podinfo-test-other")
+		}
+		hook := func(name, phase string) knownvalue.Check {
+			return knownvalue.ObjectPartial(map[string]knownvalue.Check{"name": knownvalue.StringExact(name), "phase": knownvalue.StringExact(phase)})
+		}
+		hooks := func(want ...knownvalue.Check) statecheck.StateCheck {
+			return statecheck.ExpectKnownValue(releaseAddr, releaseAttr("history").AtSliceIndex(0).AtMapKey("test_hooks"), knownvalue.ListExact(want))
+		}
+		podPhase := func(name, phase string) resource.TestCheckFunc {
+			return checkObjectField(t, "v1", "Pod", ns, name, phase, "status", "phase")
+		}
+		otherNeverRan := checkExists(t, false, "v1", "Pod", ns, "podinfo-test-other")
+		return resource.TestCase{
+			Steps: []resource.TestStep{
+				{
+					// Helm leaves test Pods behind on uninstall: the other CLI's
+					// run left them.
+					PreConfig: func() {
+						deleteAndWait(t, "v1", "Pod", ns, "podinfo-test")
+						deleteAndWait(t, "v1", "Pod", ns, "podinfo-test-other")
+					},
+					Config:            config(1, "filters {\n      name = \"podinfo-test\"\n    }"),
+					ConfigStateChecks: []statecheck.StateCheck{expectStr("status", "deployed"), hooks(hook("podinfo-test", "Succeeded"))},
+					Check:             resource.ComposeTestCheckFunc(podPhase("podinfo-test", "Succeeded"), otherNeverRan),
 				},
-				Config:            config(1, "filters {\n      name = \"podinfo-test\"\n    }"),
-				ConfigStateChecks: []statecheck.StateCheck{expectStr("status", "deployed"), hooks(hook("podinfo-test", "Succeeded"))},
-				Check:             resource.ComposeTestCheckFunc(podPhase("podinfo-test", "Succeeded"), otherNeverRan),
-			},
-			{
-				Config: config(2, "filters {\n      name    = \"podinfo-test-other\"\n      exclude = true\n    }"),
-				ConfigStateChecks: []statecheck.StateCheck{
-					expectStr("status", "deployed"),
-					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(2)),
-					hooks(hook("podinfo-test", "Succeeded")),
+				{
+					Config: config(2, "filters {\n      name    = \"podinfo-test-other\"\n      exclude = true\n    }"),
+					ConfigStateChecks: []statecheck.StateCheck{
+						expectStr("status", "deployed"),
+						statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(2)),
+						hooks(hook("podinfo-test", "Succeeded")),
+					},
+					Check: resource.ComposeTestCheckFunc(podPhase("podinfo-test", "Succeeded"), otherNeverRan),
 				},
-				Check: resource.ComposeTestCheckFunc(podPhase("podinfo-test", "Succeeded"), otherNeverRan),
-			},
-			{
-				Config: config(3, "ignore_failures = true"),
-				ConfigStateChecks: []statecheck.StateCheck{
-					expectStr("status", "deployed"),
-					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(3)),
-					statecheck.ExpectKnownValue(releaseAddr, releaseAttr("upgrade_failures"), knownvalue.Int64Exact(0)),
-					hooks(hook("podinfo-test", "Succeeded"), hook("podinfo-test-other", "Failed")),
+				{
+					Config: config(3, "ignore_failures = true"),
+					ConfigStateChecks: []statecheck.StateCheck{
+						expectStr("status", "deployed"),
+						statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(3)),
+						statecheck.ExpectKnownValue(releaseAddr, releaseAttr("upgrade_failures"), knownvalue.Int64Exact(0)),
+						hooks(hook("podinfo-test", "Succeeded"), hook("podinfo-test-other", "Failed")),
+					},
+					Check: resource.ComposeTestCheckFunc(
+						podPhase("podinfo-test", "Succeeded"),
+						podPhase("podinfo-test-other", "Failed"),
+						checkRevisions(t, ns, "podinfo", "1:superseded", "2:superseded", "3:deployed"),
+					),
 				},
-				Check: resource.ComposeTestCheckFunc(
-					podPhase("podinfo-test", "Succeeded"),
-					podPhase("podinfo-test-other", "Failed"),
-					checkRevisions(t, ns, "podinfo", "1:superseded", "2:superseded", "3:deployed"),
-				),
 			},
-		},
+		}
 	})
 }
 
@@ -662,44 +683,47 @@ spec:
 // revisions only: two release Secrets in the storage namespace; so does the
 // state's history.
 func TestAccHelmRelease_maxHistoryPrunes(t *testing.T) {
-	ns := uniqueNamespace(t, "hr-maxhist")
-	cacheDir := t.TempDir()
-	chartDir := chartCopy(t, "1.0.0")
-	const max = 2
-	config := func(i int) string {
-		return releaseConfig(cacheDir, chartDir, ns, fmt.Sprintf(`
+	t.Parallel()
+	accTestEach(t, func(t *testing.T) resource.TestCase {
+		ns := uniqueNamespace(t, "hr-maxhist")
+		cacheDir := t.TempDir()
+		chartDir := chartCopy(t, "1.0.0")
+		const max = 2
+		config := func(i int) string {
+			return releaseConfig(cacheDir, chartDir, ns, fmt.Sprintf(`
   max_history = %d
   values      = { config = { greeting = "v%d" } }`, max, i))
-	}
-	secrets := func(versions ...int) resource.TestCheckFunc {
-		return func(*terraform.State) error {
-			var want []string
-			for _, v := range versions {
-				want = append(want, fmt.Sprintf("sh.helm.release.v1.podinfo.v%d", v))
-			}
-			if got := releaseSecrets(t, ns, "podinfo"); !slices.Equal(got, want) {
-				return fmt.Errorf("release Secrets in %s: %v, want %v", ns, got, want)
-			}
-			return nil
 		}
-	}
-	steps := []resource.TestStep{}
-	for i := 1; i <= 5; i++ {
-		kept := []int{i}
-		if i > 1 {
-			kept = []int{i - 1, i}
+		secrets := func(versions ...int) resource.TestCheckFunc {
+			return func(*terraform.State) error {
+				var want []string
+				for _, v := range versions {
+					want = append(want, fmt.Sprintf("sh.helm.release.v1.podinfo.v%d", v))
+				}
+				if got := releaseSecrets(t, ns, "podinfo"); !slices.Equal(got, want) {
+					return fmt.Errorf("release Secrets in %s: %v, want %v", ns, got, want)
+				}
+				return nil
+			}
 		}
-		steps = append(steps, resource.TestStep{
-			Config: config(i),
-			ConfigStateChecks: []statecheck.StateCheck{
-				statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(int64(i))),
-				statecheck.ExpectKnownValue(releaseAddr, releaseAttr("history"), knownvalue.ListSizeExact(len(kept))),
-			},
-			Check: secrets(kept...),
-		})
-	}
-	steps[4].Check = resource.ComposeTestCheckFunc(steps[4].Check, checkRevisions(t, ns, "podinfo", "4:superseded", "5:deployed"))
-	accTest(t, resource.TestCase{Steps: steps})
+		steps := []resource.TestStep{}
+		for i := 1; i <= 5; i++ {
+			kept := []int{i}
+			if i > 1 {
+				kept = []int{i - 1, i}
+			}
+			steps = append(steps, resource.TestStep{
+				Config: config(i),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(int64(i))),
+					statecheck.ExpectKnownValue(releaseAddr, releaseAttr("history"), knownvalue.ListSizeExact(len(kept))),
+				},
+				Check: secrets(kept...),
+			})
+		}
+		steps[4].Check = resource.ComposeTestCheckFunc(steps[4].Check, checkRevisions(t, ns, "podinfo", "4:superseded", "5:deployed"))
+		return resource.TestCase{Steps: steps}
+	})
 }
 
 // TestAccHelmRelease_driftIgnoreTargets: each drift ignore rule applies to
@@ -710,20 +734,22 @@ func TestAccHelmRelease_maxHistoryPrunes(t *testing.T) {
 // selector both matches its object and leaves the others alone. Apply
 // corrects what was reported and leaves the ignored labels as edited.
 func TestAccHelmRelease_driftIgnoreTargets(t *testing.T) {
-	ns, other := uniqueNamespace(t, "hr-dsel"), uniqueNamespace(t, "hr-dsel-other")
-	cacheDir := t.TempDir()
-	chartDir := filepath.Join(t.TempDir(), "driftsel")
-	testenv.WriteFiles(t, chartDir, map[string]string{
-		"Chart.yaml":  "apiVersion: v2\nname: driftsel\nversion: 1.0.0\n",
-		"values.yaml": "otherNamespace: default\n",
-		"templates/_helpers.tpl": `{{- define "driftsel.labels" -}}
+	t.Parallel()
+	accTestEach(t, func(t *testing.T) resource.TestCase {
+		ns, other := uniqueNamespace(t, "hr-dsel"), uniqueNamespace(t, "hr-dsel-other")
+		cacheDir := t.TempDir()
+		chartDir := filepath.Join(t.TempDir(), "driftsel")
+		testenv.WriteFiles(t, chartDir, map[string]string{
+			"Chart.yaml":  "apiVersion: v2\nname: driftsel\nversion: 1.0.0\n",
+			"values.yaml": "otherNamespace: default\n",
+			"templates/_helpers.tpl": `{{- define "driftsel.labels" -}}
 drift-g: "x"
 drift-n: "x"
 drift-l: "x"
 drift-a: "x"
 {{- end }}
 `,
-		"templates/objects.yaml": `apiVersion: rbac.authorization.k8s.io/v1
+			"templates/objects.yaml": `apiVersion: rbac.authorization.k8s.io/v1
 kind: Role
 metadata:
   name: {{ .Release.Name }}-role
@@ -765,8 +791,8 @@ metadata:
 data:
   k: v
 `,
-	})
-	body := fmt.Sprintf(`
+		})
+		body := fmt.Sprintf(`
   values = { otherNamespace = %q }
   drift_detection {
     ignore {
@@ -794,76 +820,77 @@ data:
       }
     }
   }`, other, other)
-	type object struct{ apiVersion, kind, ns, name, id, ignored string }
-	objects := []object{
-		{"rbac.authorization.k8s.io/v1", "Role", ns, "podinfo-role", ns + "_podinfo-role_rbac.authorization.k8s.io_Role", "g"},
-		{"v1", "ConfigMap", other, "podinfo-other", other + "_podinfo-other__ConfigMap", "n"},
-		{"v1", "ConfigMap", ns, "podinfo-labelled", ns + "_podinfo-labelled__ConfigMap", "l"},
-		{"v1", "ConfigMap", ns, "podinfo-annotated", ns + "_podinfo-annotated__ConfigMap", "a"},
-	}
-	keys := []string{"a", "g", "l", "n"}
-	wantDrift := map[string][]string{}
-	for _, o := range objects {
-		for _, k := range keys {
-			if k != o.ignored {
-				wantDrift[o.id] = append(wantDrift[o.id], fmt.Sprintf(`/metadata/labels/drift-%s="y"->"x"`, k))
-			}
+		type object struct{ apiVersion, kind, ns, name, id, ignored string }
+		objects := []object{
+			{"rbac.authorization.k8s.io/v1", "Role", ns, "podinfo-role", ns + "_podinfo-role_rbac.authorization.k8s.io_Role", "g"},
+			{"v1", "ConfigMap", other, "podinfo-other", other + "_podinfo-other__ConfigMap", "n"},
+			{"v1", "ConfigMap", ns, "podinfo-labelled", ns + "_podinfo-labelled__ConfigMap", "l"},
+			{"v1", "ConfigMap", ns, "podinfo-annotated", ns + "_podinfo-annotated__ConfigMap", "a"},
 		}
-	}
-	edit := func() {
-		patch := []byte(`{"metadata":{"labels":{"drift-g":"y","drift-n":"y","drift-l":"y","drift-a":"y"}}}`)
+		keys := []string{"a", "g", "l", "n"}
+		wantDrift := map[string][]string{}
 		for _, o := range objects {
-			u := &unstructured.Unstructured{}
-			u.SetAPIVersion(o.apiVersion)
-			u.SetKind(o.kind)
-			u.SetNamespace(o.ns)
-			u.SetName(o.name)
-			if err := testClient(t).Patch(context.Background(), u, client.RawPatch("application/merge-patch+json", patch), client.FieldOwner("kubectl")); err != nil {
-				t.Fatal(err)
+			for _, k := range keys {
+				if k != o.ignored {
+					wantDrift[o.id] = append(wantDrift[o.id], fmt.Sprintf(`/metadata/labels/drift-%s="y"->"x"`, k))
+				}
 			}
 		}
-	}
-	labels := func(edited bool) resource.TestCheckFunc {
-		return func(*terraform.State) error {
+		edit := func() {
+			patch := []byte(`{"metadata":{"labels":{"drift-g":"y","drift-n":"y","drift-l":"y","drift-a":"y"}}}`)
 			for _, o := range objects {
-				u, err := getObject(t, o.apiVersion, o.kind, o.ns, o.name)
-				if err != nil {
-					return err
-				}
-				for _, k := range keys {
-					want := "x"
-					if edited && k == o.ignored {
-						want = "y"
-					}
-					if got := u.GetLabels()["drift-"+k]; got != want {
-						return fmt.Errorf("%s %s/%s label drift-%s = %q, want %q", o.kind, o.ns, o.name, k, got, want)
-					}
+				u := &unstructured.Unstructured{}
+				u.SetAPIVersion(o.apiVersion)
+				u.SetKind(o.kind)
+				u.SetNamespace(o.ns)
+				u.SetName(o.name)
+				if err := testClient(t).Patch(context.Background(), u, client.RawPatch("application/merge-patch+json", patch), client.FieldOwner("kubectl")); err != nil {
+					t.Fatal(err)
 				}
 			}
-			return nil
 		}
-	}
-	accTest(t, resource.TestCase{
-		Steps: []resource.TestStep{
-			{
-				Config:            releaseConfig(cacheDir, chartDir, ns, body),
-				ConfigStateChecks: []statecheck.StateCheck{statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("drift"), knownvalue.ListExact(nil))},
-				Check:             labels(false),
-			},
-			{
-				PreConfig: edit,
-				Config:    releaseConfig(cacheDir, chartDir, ns, body),
-				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionUpdate),
-					expectPriorDrift(releaseAddr, wantDrift),
-				}},
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("drift"), knownvalue.ListExact(nil)),
-					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(1)),
+		labels := func(edited bool) resource.TestCheckFunc {
+			return func(*terraform.State) error {
+				for _, o := range objects {
+					u, err := getObject(t, o.apiVersion, o.kind, o.ns, o.name)
+					if err != nil {
+						return err
+					}
+					for _, k := range keys {
+						want := "x"
+						if edited && k == o.ignored {
+							want = "y"
+						}
+						if got := u.GetLabels()["drift-"+k]; got != want {
+							return fmt.Errorf("%s %s/%s label drift-%s = %q, want %q", o.kind, o.ns, o.name, k, got, want)
+						}
+					}
+				}
+				return nil
+			}
+		}
+		return resource.TestCase{
+			Steps: []resource.TestStep{
+				{
+					Config:            releaseConfig(cacheDir, chartDir, ns, body),
+					ConfigStateChecks: []statecheck.StateCheck{statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("drift"), knownvalue.ListExact(nil))},
+					Check:             labels(false),
 				},
-				Check: labels(true),
+				{
+					PreConfig: edit,
+					Config:    releaseConfig(cacheDir, chartDir, ns, body),
+					ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionUpdate),
+						expectPriorDrift(releaseAddr, wantDrift),
+					}},
+					ConfigStateChecks: []statecheck.StateCheck{
+						statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("drift"), knownvalue.ListExact(nil)),
+						statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(1)),
+					},
+					Check: labels(true),
+				},
 			},
-		},
+		}
 	})
 }
 
@@ -898,47 +925,50 @@ resource "stevedore_helmrelease" "podinfo" {
 // revision 2), and the Deployment is a new object labelled with the new
 // chart.
 func TestAccHelmRelease_replaceOnChartName(t *testing.T) {
-	ns := uniqueNamespace(t, "hr-chartname")
-	cacheDir := t.TempDir()
-	podinfoDir := chartCopy(t, "1.0.0")
-	webappDir := chartCopy(t, "1.0.0")
-	chartYAML := filepath.Join(webappDir, "Chart.yaml")
-	testenv.WriteFiles(t, webappDir, map[string]string{"Chart.yaml": strings.Replace(mustRead(t, chartYAML), "name: podinfo", "name: webapp", 1)})
-	var firstUID string
-	deployment := func(chart string) resource.TestCheckFunc {
-		return func(*terraform.State) error {
-			u, err := getObject(t, "apps/v1", "Deployment", ns, "podinfo")
-			if err != nil {
-				return err
+	t.Parallel()
+	accTestEach(t, func(t *testing.T) resource.TestCase {
+		ns := uniqueNamespace(t, "hr-chartname")
+		cacheDir := t.TempDir()
+		podinfoDir := chartCopy(t, "1.0.0")
+		webappDir := chartCopy(t, "1.0.0")
+		chartYAML := filepath.Join(webappDir, "Chart.yaml")
+		testenv.WriteFiles(t, webappDir, map[string]string{"Chart.yaml": strings.Replace(mustRead(t, chartYAML), "name: podinfo", "name: webapp", 1)})
+		var firstUID string
+		deployment := func(chart string) resource.TestCheckFunc {
+			return func(*terraform.State) error {
+				u, err := getObject(t, "apps/v1", "Deployment", ns, "podinfo")
+				if err != nil {
+					return err
+				}
+				if got := u.GetLabels()["helm.sh/chart"]; got != chart {
+					return fmt.Errorf("deployment chart label %q, want %q", got, chart)
+				}
+				if firstUID == "" {
+					firstUID = string(u.GetUID())
+				} else if string(u.GetUID()) == firstUID {
+					return fmt.Errorf("the Deployment is the old release's (uid %s): the release was upgraded, not replaced", firstUID)
+				}
+				return nil
 			}
-			if got := u.GetLabels()["helm.sh/chart"]; got != chart {
-				return fmt.Errorf("deployment chart label %q, want %q", got, chart)
-			}
-			if firstUID == "" {
-				firstUID = string(u.GetUID())
-			} else if string(u.GetUID()) == firstUID {
-				return fmt.Errorf("the Deployment is the old release's (uid %s): the release was upgraded, not replaced", firstUID)
-			}
-			return nil
 		}
-	}
-	accTest(t, resource.TestCase{
-		Steps: []resource.TestStep{
-			{
-				PreConfig: func() { firstUID = "" },
-				Config:    twoChartsConfig(cacheDir, podinfoDir, webappDir, ns, "podinfo", ""),
-				Check:     resource.ComposeTestCheckFunc(storedIn(t, ns, "podinfo", []string{"1:deployed"}), deployment("podinfo-1.0.0")),
-			},
-			{
-				Config:           twoChartsConfig(cacheDir, podinfoDir, webappDir, ns, "webapp", ""),
-				ConfigPlanChecks: expectAction(plancheck.ResourceActionDestroyBeforeCreate),
-				ConfigStateChecks: []statecheck.StateCheck{
-					expectStr("chart_name", "webapp"),
-					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(1)),
+		return resource.TestCase{
+			Steps: []resource.TestStep{
+				{
+					PreConfig: func() { firstUID = "" },
+					Config:    twoChartsConfig(cacheDir, podinfoDir, webappDir, ns, "podinfo", ""),
+					Check:     resource.ComposeTestCheckFunc(storedIn(t, ns, "podinfo", []string{"1:deployed"}), deployment("podinfo-1.0.0")),
 				},
-				Check: resource.ComposeTestCheckFunc(storedIn(t, ns, "podinfo", []string{"1:deployed"}), deployment("webapp-1.0.0")),
+				{
+					Config:           twoChartsConfig(cacheDir, podinfoDir, webappDir, ns, "webapp", ""),
+					ConfigPlanChecks: expectAction(plancheck.ResourceActionDestroyBeforeCreate),
+					ConfigStateChecks: []statecheck.StateCheck{
+						expectStr("chart_name", "webapp"),
+						statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(1)),
+					},
+					Check: resource.ComposeTestCheckFunc(storedIn(t, ns, "podinfo", []string{"1:deployed"}), deployment("webapp-1.0.0")),
+				},
 			},
-		},
+		}
 	})
 }
 
@@ -947,38 +977,41 @@ func TestAccHelmRelease_replaceOnChartName(t *testing.T) {
 // the release: the old objects leave the old target namespace, the new ones
 // are in the new one, and storage holds a new revision 1.
 func TestAccHelmRelease_replaceOnTargetNamespace(t *testing.T) {
-	ns := uniqueNamespace(t, "hr-target")
-	first, second := uniqueNamespace(t, "hr-target-a"), uniqueNamespace(t, "hr-target-b")
-	cacheDir := t.TempDir()
-	chartDir := chartCopy(t, "1.0.0")
-	config := func(target string) string {
-		return releaseConfig(cacheDir, chartDir, ns, fmt.Sprintf("  release_name = \"podinfo\"\n  target_namespace = %q\n", target))
-	}
-	accTest(t, resource.TestCase{
-		CheckDestroy: storedIn(t, ns, "podinfo", nil, first, second),
-		Steps: []resource.TestStep{
-			{
-				Config: config(first),
-				Check: resource.ComposeTestCheckFunc(storedIn(t, ns, "podinfo", []string{"1:deployed"}, first),
-					checkExists(t, true, "apps/v1", "Deployment", first, "podinfo")),
-			},
-			{
-				Config:           config(second),
-				ConfigPlanChecks: expectAction(plancheck.ResourceActionDestroyBeforeCreate),
-				ConfigStateChecks: []statecheck.StateCheck{
-					expectStr("target_namespace", second),
-					expectStr("storage_namespace", ns),
-					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(1)),
+	t.Parallel()
+	accTestEach(t, func(t *testing.T) resource.TestCase {
+		ns := uniqueNamespace(t, "hr-target")
+		first, second := uniqueNamespace(t, "hr-target-a"), uniqueNamespace(t, "hr-target-b")
+		cacheDir := t.TempDir()
+		chartDir := chartCopy(t, "1.0.0")
+		config := func(target string) string {
+			return releaseConfig(cacheDir, chartDir, ns, fmt.Sprintf("  release_name = \"podinfo\"\n  target_namespace = %q\n", target))
+		}
+		return resource.TestCase{
+			CheckDestroy: storedIn(t, ns, "podinfo", nil, first, second),
+			Steps: []resource.TestStep{
+				{
+					Config: config(first),
+					Check: resource.ComposeTestCheckFunc(storedIn(t, ns, "podinfo", []string{"1:deployed"}, first),
+						checkExists(t, true, "apps/v1", "Deployment", first, "podinfo")),
 				},
-				Check: resource.ComposeTestCheckFunc(
-					storedIn(t, ns, "podinfo", []string{"1:deployed"}, first, second),
-					checkExists(t, false, "apps/v1", "Deployment", first, "podinfo"),
-					checkExists(t, false, "v1", "ConfigMap", first, "podinfo"),
-					checkExists(t, true, "apps/v1", "Deployment", second, "podinfo"),
-					checkExists(t, true, "v1", "ConfigMap", second, "podinfo"),
-				),
+				{
+					Config:           config(second),
+					ConfigPlanChecks: expectAction(plancheck.ResourceActionDestroyBeforeCreate),
+					ConfigStateChecks: []statecheck.StateCheck{
+						expectStr("target_namespace", second),
+						expectStr("storage_namespace", ns),
+						statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(1)),
+					},
+					Check: resource.ComposeTestCheckFunc(
+						storedIn(t, ns, "podinfo", []string{"1:deployed"}, first, second),
+						checkExists(t, false, "apps/v1", "Deployment", first, "podinfo"),
+						checkExists(t, false, "v1", "ConfigMap", first, "podinfo"),
+						checkExists(t, true, "apps/v1", "Deployment", second, "podinfo"),
+						checkExists(t, true, "v1", "ConfigMap", second, "podinfo"),
+					),
+				},
 			},
-		},
+		}
 	})
 }
 
@@ -987,45 +1020,48 @@ func TestAccHelmRelease_replaceOnTargetNamespace(t *testing.T) {
 // revision with the same values, and the plan after it is empty. Removing the
 // token forces nothing.
 func TestAccHelmRelease_forceToken(t *testing.T) {
-	ns := uniqueNamespace(t, "hr-force")
-	cacheDir := t.TempDir()
-	chartDir := chartCopy(t, "1.0.0")
-	config := func(token string) string {
-		return releaseConfig(cacheDir, chartDir, ns, token)
-	}
-	version := func(v int64) statecheck.StateCheck {
-		return statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(v))
-	}
-	accTest(t, resource.TestCase{
-		Steps: []resource.TestStep{
-			{
-				Config:            config(""),
-				ConfigStateChecks: []statecheck.StateCheck{version(1)},
-				Check:             checkRevisions(t, ns, "podinfo", "1:deployed"),
+	t.Parallel()
+	accTestEach(t, func(t *testing.T) resource.TestCase {
+		ns := uniqueNamespace(t, "hr-force")
+		cacheDir := t.TempDir()
+		chartDir := chartCopy(t, "1.0.0")
+		config := func(token string) string {
+			return releaseConfig(cacheDir, chartDir, ns, token)
+		}
+		version := func(v int64) statecheck.StateCheck {
+			return statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(v))
+		}
+		return resource.TestCase{
+			Steps: []resource.TestStep{
+				{
+					Config:            config(""),
+					ConfigStateChecks: []statecheck.StateCheck{version(1)},
+					Check:             checkRevisions(t, ns, "podinfo", "1:deployed"),
+				},
+				{
+					Config: config(`  force_token = "2026-11-24T08:00:00Z"`),
+					ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionUpdate),
+						plancheck.ExpectUnknownValue(releaseAddr, tfjsonpath.New("version")),
+					}},
+					ConfigStateChecks: []statecheck.StateCheck{version(2), expectStr("status", "deployed")},
+					Check:             checkRevisions(t, ns, "podinfo", "1:superseded", "2:deployed"),
+				},
+				{
+					// The same token again forces nothing: only a new value does.
+					Config:           config(`  force_token = "2026-11-24T08:00:00Z"`),
+					ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+				},
+				{
+					Config: config(""),
+					ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionUpdate),
+						plancheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(2)),
+					}},
+					ConfigStateChecks: []statecheck.StateCheck{version(2)},
+					Check:             checkRevisions(t, ns, "podinfo", "1:superseded", "2:deployed"),
+				},
 			},
-			{
-				Config: config(`  force_token = "2026-11-24T08:00:00Z"`),
-				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionUpdate),
-					plancheck.ExpectUnknownValue(releaseAddr, tfjsonpath.New("version")),
-				}},
-				ConfigStateChecks: []statecheck.StateCheck{version(2), expectStr("status", "deployed")},
-				Check:             checkRevisions(t, ns, "podinfo", "1:superseded", "2:deployed"),
-			},
-			{
-				// The same token again forces nothing: only a new value does.
-				Config:           config(`  force_token = "2026-11-24T08:00:00Z"`),
-				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
-			},
-			{
-				Config: config(""),
-				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionUpdate),
-					plancheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(2)),
-				}},
-				ConfigStateChecks: []statecheck.StateCheck{version(2)},
-				Check:             checkRevisions(t, ns, "podinfo", "1:superseded", "2:deployed"),
-			},
-		},
+		}
 	})
 }

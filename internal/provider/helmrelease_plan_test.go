@@ -37,51 +37,54 @@ func op(typ, path, from, to string) knownvalue.Check {
 // out by dry runs that change nothing; apply makes exactly those changes and
 // records them; refresh clears them, so the second plan is empty.
 func TestAccHelmRelease_planShowsUpgradeChanges(t *testing.T) {
-	ns := uniqueNamespace(t, "hr-changes")
-	cacheDir := t.TempDir()
-	chartDir := chartCopy(t, "1.0.0")
-	config := func(values string) string { return releaseConfig(cacheDir, chartDir, ns, "  values = "+values) }
-	upgraded := knownvalue.ListExact([]knownvalue.Check{
-		change(ns+"_podinfo__ConfigMap", "update", op("replace", "/data/greeting", `"hello"`, `"bonjour"`)),
-		change(ns+"_podinfo_apps_Deployment", "update", op("replace", "/spec/replicas", "1", "2")),
-	})
-	accTest(t, resource.TestCase{
-		Steps: []resource.TestStep{
-			{
-				Config: config(`{ replicaCount = 1 }`),
-				// The chart is the artifact's, made in the same apply: the
-				// plan cannot tell; apply's final plan does (and it is kept).
-				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectUnknownValue(releaseAddr, tfjsonpath.New("changes")),
-				}},
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("changes"), knownvalue.ListExact([]knownvalue.Check{
-						change(ns+"_podinfo__ConfigMap", "create"),
-						change(ns+"_podinfo__Service", "create"),
-						change(ns+"_podinfo_apps_Deployment", "create"),
-					})),
+	t.Parallel()
+	accTestEach(t, func(t *testing.T) resource.TestCase {
+		ns := uniqueNamespace(t, "hr-changes")
+		cacheDir := t.TempDir()
+		chartDir := chartCopy(t, "1.0.0")
+		config := func(values string) string { return releaseConfig(cacheDir, chartDir, ns, "  values = "+values) }
+		upgraded := knownvalue.ListExact([]knownvalue.Check{
+			change(ns+"_podinfo__ConfigMap", "update", op("replace", "/data/greeting", `"hello"`, `"bonjour"`)),
+			change(ns+"_podinfo_apps_Deployment", "update", op("replace", "/spec/replicas", "1", "2")),
+		})
+		return resource.TestCase{
+			Steps: []resource.TestStep{
+				{
+					Config: config(`{ replicaCount = 1 }`),
+					// The chart is the artifact's, made in the same apply: the
+					// plan cannot tell; apply's final plan does (and it is kept).
+					ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectUnknownValue(releaseAddr, tfjsonpath.New("changes")),
+					}},
+					ConfigStateChecks: []statecheck.StateCheck{
+						statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("changes"), knownvalue.ListExact([]knownvalue.Check{
+							change(ns+"_podinfo__ConfigMap", "create"),
+							change(ns+"_podinfo__Service", "create"),
+							change(ns+"_podinfo_apps_Deployment", "create"),
+						})),
+					},
+				},
+				{
+					Config: config(`{ replicaCount = 2, config = { greeting = "bonjour" } }`),
+					ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionUpdate),
+						plancheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("changes"), upgraded),
+					}},
+					ConfigStateChecks: []statecheck.StateCheck{
+						statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("changes"), upgraded),
+					},
+					Check: checkRevisions(t, ns, "podinfo", "1:superseded", "2:deployed"),
+				},
+				{
+					// Refresh clears them; nothing to upgrade: the plan is empty.
+					Config: config(`{ replicaCount = 2, config = { greeting = "bonjour" } }`),
+					ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectEmptyPlan(),
+						plancheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("changes"), knownvalue.Null()),
+					}},
 				},
 			},
-			{
-				Config: config(`{ replicaCount = 2, config = { greeting = "bonjour" } }`),
-				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionUpdate),
-					plancheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("changes"), upgraded),
-				}},
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("changes"), upgraded),
-				},
-				Check: checkRevisions(t, ns, "podinfo", "1:superseded", "2:deployed"),
-			},
-			{
-				// Refresh clears them; nothing to upgrade: the plan is empty.
-				Config: config(`{ replicaCount = 2, config = { greeting = "bonjour" } }`),
-				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectEmptyPlan(),
-					plancheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("changes"), knownvalue.Null()),
-				}},
-			},
-		},
+		}
 	})
 }
 
@@ -90,40 +93,43 @@ func TestAccHelmRelease_planShowsUpgradeChanges(t *testing.T) {
 // same apply), naming the release and the object, before any Helm action: no
 // release is written.
 func TestAccHelmRelease_planRejectsWhatApplyWould(t *testing.T) {
-	ns := uniqueNamespace(t, "hr-reject")
-	cacheDir := t.TempDir()
-	chartDir := chartCopy(t, "1.0.0")
-	noRelease := func(*terraform.State) error {
-		got, err := testenv.ReleaseRevisions(testenv.Need(t).Cluster.Kubeconfig, ns, "podinfo")
-		if len(got) != 0 || (err != nil && !errors.Is(err, driver.ErrReleaseNotFound)) {
-			t.Errorf("a release was written: %v, %v", got, err)
+	t.Parallel()
+	accTestEach(t, func(t *testing.T) resource.TestCase {
+		ns := uniqueNamespace(t, "hr-reject")
+		cacheDir := t.TempDir()
+		chartDir := chartCopy(t, "1.0.0")
+		noRelease := func(*terraform.State) error {
+			got, err := testenv.ReleaseRevisions(testenv.Need(t).Cluster.Kubeconfig, ns, "podinfo")
+			if len(got) != 0 || (err != nil && !errors.Is(err, driver.ErrReleaseNotFound)) {
+				t.Errorf("a release was written: %v, %v", got, err)
+			}
+			return nil
 		}
-		return nil
-	}
-	accTest(t, resource.TestCase{
-		CheckDestroy: noRelease,
-		Steps: []resource.TestStep{
-			{
-				Config: releaseConfig(cacheDir, chartDir, ns, `  values = { replicaCount = -1 }`),
-				ExpectError: regexp.MustCompile(`(?s)Cannot plan the release.*helmrelease\s+` + ns + `/podinfo:\s+install\s+would\s+fail.*` +
-					`Deployment.apps\s+"podinfo"\s+is\s+invalid:\s+spec.replicas`),
-			},
-			{
-				PreConfig: func() { _ = noRelease(nil) },
-				Config:    releaseConfig(cacheDir, chartDir, ns, `  values = { replicaCount = 1 }`),
-				Check: func(*terraform.State) error {
-					if got := releaseRevisions(t, ns, "podinfo"); !slices.Equal(got, []string{"1:deployed"}) {
-						t.Errorf("revisions %v", got)
-					}
-					return nil
+		return resource.TestCase{
+			CheckDestroy: noRelease,
+			Steps: []resource.TestStep{
+				{
+					Config: releaseConfig(cacheDir, chartDir, ns, `  values = { replicaCount = -1 }`),
+					ExpectError: regexp.MustCompile(`(?s)Cannot plan the release.*helmrelease\s+` + ns + `/podinfo:\s+install\s+would\s+fail.*` +
+						`Deployment.apps\s+"podinfo"\s+is\s+invalid:\s+spec.replicas`),
+				},
+				{
+					PreConfig: func() { _ = noRelease(nil) },
+					Config:    releaseConfig(cacheDir, chartDir, ns, `  values = { replicaCount = 1 }`),
+					Check: func(*terraform.State) error {
+						if got := releaseRevisions(t, ns, "podinfo"); !slices.Equal(got, []string{"1:deployed"}) {
+							t.Errorf("revisions %v", got)
+						}
+						return nil
+					},
+				},
+				{
+					// And an upgrade the API server would refuse fails its plan.
+					Config: releaseConfig(cacheDir, chartDir, ns, `  values = { replicaCount = -1 }`),
+					ExpectError: regexp.MustCompile(`(?s)Cannot plan the release.*upgrade\s+would\s+fail.*` +
+						`Deployment.apps\s+"podinfo"\s+is\s+invalid:\s+spec.replicas`),
 				},
 			},
-			{
-				// And an upgrade the API server would refuse fails its plan.
-				Config: releaseConfig(cacheDir, chartDir, ns, `  values = { replicaCount = -1 }`),
-				ExpectError: regexp.MustCompile(`(?s)Cannot plan the release.*upgrade\s+would\s+fail.*` +
-					`Deployment.apps\s+"podinfo"\s+is\s+invalid:\s+spec.replicas`),
-			},
-		},
+		}
 	})
 }

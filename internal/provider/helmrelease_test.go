@@ -59,8 +59,9 @@ func setChartVersion(t *testing.T, dir, version string) {
 	}
 }
 
-// testNamespace creates a namespace for one test; the tofu and terraform runs
-// of the test share it, one after the other.
+// testNamespace creates a namespace for one test: for one CLI's run of it
+// when the case is built per run (accTestEach), else for both runs, one
+// after the other (accTest).
 func testNamespace(t *testing.T, name string) string {
 	t.Helper()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
@@ -71,8 +72,8 @@ func testNamespace(t *testing.T, name string) string {
 }
 
 // uniqueNamespace creates a namespace named prefix and a random suffix, so
-// that a second run of the test (-count=2) does not meet the first one's
-// releases; the tofu and terraform runs of the test share it.
+// that a second run of the test (-count=2), or the other CLI's run at the
+// same time, does not meet this one's releases.
 func uniqueNamespace(t *testing.T, prefix string) string {
 	t.Helper()
 	return testNamespace(t, testenv.UniqueName(t, prefix))
@@ -265,149 +266,152 @@ func checkRevisions(t *testing.T, ns, name string, want ...string) resource.Test
 // manager sets that the chart does not is not drift. Every step ends with an
 // empty plan (the harness checks it).
 func TestAccHelmRelease_lifecycle(t *testing.T) {
-	ns := uniqueNamespace(t, "hr-life")
-	cacheDir := t.TempDir()
-	chartDir := chartCopy(t, "1.0.0")
-	ctx := context.Background()
-	id := func(kind, group string) string { return ns + "_podinfo_" + group + "_" + kind }
+	t.Parallel()
+	accTestEach(t, func(t *testing.T) resource.TestCase {
+		ns := uniqueNamespace(t, "hr-life")
+		cacheDir := t.TempDir()
+		chartDir := chartCopy(t, "1.0.0")
+		ctx := context.Background()
+		id := func(kind, group string) string { return ns + "_podinfo_" + group + "_" + kind }
 
-	accTest(t, resource.TestCase{
-		CheckDestroy: func(*terraform.State) error {
-			if exists(t, "apps/v1", "Deployment", ns, "podinfo") {
-				return fmt.Errorf("deployment still exists after destroy")
-			}
-			return nil
-		},
-		Steps: []resource.TestStep{
-			{
-				PreConfig: func() { setChartVersion(t, chartDir, "1.0.0") },
-				Config:    releaseConfig(cacheDir, chartDir, ns, `values = { replicaCount = 1 }`),
-				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionCreate),
-				}},
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(releaseAddr, releaseAttr("status"), knownvalue.StringExact("deployed")),
-					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(1)),
-					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("release_name"), knownvalue.StringExact("podinfo")),
-					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("storage_namespace"), knownvalue.StringExact(ns)),
-					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("chart_name"), knownvalue.StringExact("podinfo")),
-					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("chart_version"), knownvalue.StringExact("1.0.0")),
-					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("app_version"), knownvalue.StringExact("6.0.0")),
-					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("drift"), knownvalue.ListExact(nil)),
-					statecheck.ExpectKnownValue(releaseAddr, releaseAttr("install_failures"), knownvalue.Int64Exact(0)),
-					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("config_digest"),
-						knownvalue.StringRegexp(regexp.MustCompile(`^sha256:[0-9a-f]{64}$`))),
-					statecheck.ExpectKnownValue(releaseAddr, releaseAttr("history").AtSliceIndex(0).AtMapKey("status"), knownvalue.StringExact("deployed")),
-				},
-				Check: checkRevisions(t, ns, "podinfo", "1:deployed"),
+		return resource.TestCase{
+			CheckDestroy: func(*terraform.State) error {
+				if exists(t, "apps/v1", "Deployment", ns, "podinfo") {
+					return fmt.Errorf("deployment still exists after destroy")
+				}
+				return nil
 			},
-			{
-				// Same values, written differently: no change.
-				Config: releaseConfig(cacheDir, chartDir, ns, `values = { "replicaCount" = 1.0 }`),
-				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectEmptyPlan(),
-				}},
+			Steps: []resource.TestStep{
+				{
+					PreConfig: func() { setChartVersion(t, chartDir, "1.0.0") },
+					Config:    releaseConfig(cacheDir, chartDir, ns, `values = { replicaCount = 1 }`),
+					ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionCreate),
+					}},
+					ConfigStateChecks: []statecheck.StateCheck{
+						statecheck.ExpectKnownValue(releaseAddr, releaseAttr("status"), knownvalue.StringExact("deployed")),
+						statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(1)),
+						statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("release_name"), knownvalue.StringExact("podinfo")),
+						statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("storage_namespace"), knownvalue.StringExact(ns)),
+						statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("chart_name"), knownvalue.StringExact("podinfo")),
+						statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("chart_version"), knownvalue.StringExact("1.0.0")),
+						statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("app_version"), knownvalue.StringExact("6.0.0")),
+						statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("drift"), knownvalue.ListExact(nil)),
+						statecheck.ExpectKnownValue(releaseAddr, releaseAttr("install_failures"), knownvalue.Int64Exact(0)),
+						statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("config_digest"),
+							knownvalue.StringRegexp(regexp.MustCompile(`^sha256:[0-9a-f]{64}$`))),
+						statecheck.ExpectKnownValue(releaseAddr, releaseAttr("history").AtSliceIndex(0).AtMapKey("status"), knownvalue.StringExact("deployed")),
+					},
+					Check: checkRevisions(t, ns, "podinfo", "1:deployed"),
+				},
+				{
+					// Same values, written differently: no change.
+					Config: releaseConfig(cacheDir, chartDir, ns, `values = { "replicaCount" = 1.0 }`),
+					ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectEmptyPlan(),
+					}},
+				},
+				{
+					// A values change: the new config digest is known in the plan.
+					Config: releaseConfig(cacheDir, chartDir, ns, `values = { replicaCount = 2, config = { greeting = "hi" } }`),
+					ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionUpdate),
+						plancheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("config_digest"),
+							knownvalue.StringRegexp(regexp.MustCompile(`^sha256:[0-9a-f]{64}$`))),
+						plancheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("chart_version"), knownvalue.StringExact("1.0.0")),
+						plancheck.ExpectUnknownValue(releaseAddr, tfjsonpath.New("version")),
+					}},
+					ConfigStateChecks: []statecheck.StateCheck{
+						statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(2)),
+					},
+					Check: checkRevisions(t, ns, "podinfo", "1:superseded", "2:deployed"),
+				},
+				{
+					// A new chart version: the artifact's plan says which; the
+					// release's chart digest is unknown until the artifact is built.
+					PreConfig: func() { setChartVersion(t, chartDir, "1.1.0") },
+					Config:    releaseConfig(cacheDir, chartDir, ns, `values = { replicaCount = 2, config = { greeting = "hi" } }`),
+					ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("chart_version"), knownvalue.StringExact("1.1.0")),
+						plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionUpdate),
+						plancheck.ExpectUnknownValue(releaseAddr, tfjsonpath.New("chart_digest")),
+					}},
+					ConfigStateChecks: []statecheck.StateCheck{
+						statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("chart_version"), knownvalue.StringExact("1.1.0")),
+						statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(3)),
+					},
+				},
+				{
+					// Drift: scaled, edited, deleted; plus an annotation and a field
+					// of another manager that the chart does not set, which are not.
+					PreConfig: func() {
+						c := testClient(t)
+						dep := &appsv1.Deployment{}
+						if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "podinfo"}, dep); err != nil {
+							t.Fatal(err)
+						}
+						patch := []byte(`{"spec":{"replicas":5,"minReadySeconds":3},"metadata":{"annotations":{"example.com/owner":"hpa"}}}`)
+						if err := c.Patch(ctx, dep, client.RawPatch("application/merge-patch+json", patch), client.FieldOwner("kubectl")); err != nil {
+							t.Fatal(err)
+						}
+						cm := &corev1.ConfigMap{}
+						if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "podinfo"}, cm); err != nil {
+							t.Fatal(err)
+						}
+						cm.Data["greeting"] = "edited"
+						if err := c.Update(ctx, cm, client.FieldOwner("kubectl-edit")); err != nil {
+							t.Fatal(err)
+						}
+						svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "podinfo"}}
+						if err := c.Delete(ctx, svc); err != nil {
+							t.Fatal(err)
+						}
+					},
+					Config: releaseConfig(cacheDir, chartDir, ns, `values = { replicaCount = 2, config = { greeting = "hi" } }`),
+					ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionUpdate),
+						expectPriorDrift(releaseAddr, map[string][]string{
+							id("ConfigMap", ""):      {`/data/greeting="edited"->"hi"`},
+							id("Deployment", "apps"): {`/spec/replicas=5->2`},
+							id("Service", ""):        {""},
+						}),
+						plancheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("drift"), knownvalue.ListExact(nil)),
+						plancheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(3)),
+					}},
+					ConfigStateChecks: []statecheck.StateCheck{
+						statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("drift"), knownvalue.ListExact(nil)),
+						statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(3)),
+					},
+					Check: func(*terraform.State) error {
+						c := testClient(t)
+						dep := &appsv1.Deployment{}
+						if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "podinfo"}, dep); err != nil {
+							return err
+						}
+						if *dep.Spec.Replicas != 2 {
+							return fmt.Errorf("replicas %d after correction, want 2", *dep.Spec.Replicas)
+						}
+						if dep.Spec.MinReadySeconds != 3 || dep.Annotations["example.com/owner"] != "hpa" {
+							return fmt.Errorf("correction removed another manager's fields: %v %v", dep.Spec.MinReadySeconds, dep.Annotations)
+						}
+						cm := &corev1.ConfigMap{}
+						if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "podinfo"}, cm); err != nil {
+							return err
+						}
+						if cm.Data["greeting"] != "hi" {
+							return fmt.Errorf("configmap greeting %q after correction", cm.Data["greeting"])
+						}
+						if !exists(t, "v1", "Service", ns, "podinfo") {
+							return fmt.Errorf("service not recreated")
+						}
+						if got := releaseRevisions(t, ns, "podinfo"); len(got) != 3 {
+							return fmt.Errorf("drift correction made a Helm revision: %v", got)
+						}
+						return nil
+					},
+				},
 			},
-			{
-				// A values change: the new config digest is known in the plan.
-				Config: releaseConfig(cacheDir, chartDir, ns, `values = { replicaCount = 2, config = { greeting = "hi" } }`),
-				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionUpdate),
-					plancheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("config_digest"),
-						knownvalue.StringRegexp(regexp.MustCompile(`^sha256:[0-9a-f]{64}$`))),
-					plancheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("chart_version"), knownvalue.StringExact("1.0.0")),
-					plancheck.ExpectUnknownValue(releaseAddr, tfjsonpath.New("version")),
-				}},
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(2)),
-				},
-				Check: checkRevisions(t, ns, "podinfo", "1:superseded", "2:deployed"),
-			},
-			{
-				// A new chart version: the artifact's plan says which; the
-				// release's chart digest is unknown until the artifact is built.
-				PreConfig: func() { setChartVersion(t, chartDir, "1.1.0") },
-				Config:    releaseConfig(cacheDir, chartDir, ns, `values = { replicaCount = 2, config = { greeting = "hi" } }`),
-				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("chart_version"), knownvalue.StringExact("1.1.0")),
-					plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionUpdate),
-					plancheck.ExpectUnknownValue(releaseAddr, tfjsonpath.New("chart_digest")),
-				}},
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("chart_version"), knownvalue.StringExact("1.1.0")),
-					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(3)),
-				},
-			},
-			{
-				// Drift: scaled, edited, deleted; plus an annotation and a field
-				// of another manager that the chart does not set, which are not.
-				PreConfig: func() {
-					c := testClient(t)
-					dep := &appsv1.Deployment{}
-					if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "podinfo"}, dep); err != nil {
-						t.Fatal(err)
-					}
-					patch := []byte(`{"spec":{"replicas":5,"minReadySeconds":3},"metadata":{"annotations":{"example.com/owner":"hpa"}}}`)
-					if err := c.Patch(ctx, dep, client.RawPatch("application/merge-patch+json", patch), client.FieldOwner("kubectl")); err != nil {
-						t.Fatal(err)
-					}
-					cm := &corev1.ConfigMap{}
-					if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "podinfo"}, cm); err != nil {
-						t.Fatal(err)
-					}
-					cm.Data["greeting"] = "edited"
-					if err := c.Update(ctx, cm, client.FieldOwner("kubectl-edit")); err != nil {
-						t.Fatal(err)
-					}
-					svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "podinfo"}}
-					if err := c.Delete(ctx, svc); err != nil {
-						t.Fatal(err)
-					}
-				},
-				Config: releaseConfig(cacheDir, chartDir, ns, `values = { replicaCount = 2, config = { greeting = "hi" } }`),
-				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionUpdate),
-					expectPriorDrift(releaseAddr, map[string][]string{
-						id("ConfigMap", ""):      {`/data/greeting="edited"->"hi"`},
-						id("Deployment", "apps"): {`/spec/replicas=5->2`},
-						id("Service", ""):        {""},
-					}),
-					plancheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("drift"), knownvalue.ListExact(nil)),
-					plancheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(3)),
-				}},
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("drift"), knownvalue.ListExact(nil)),
-					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(3)),
-				},
-				Check: func(*terraform.State) error {
-					c := testClient(t)
-					dep := &appsv1.Deployment{}
-					if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "podinfo"}, dep); err != nil {
-						return err
-					}
-					if *dep.Spec.Replicas != 2 {
-						return fmt.Errorf("replicas %d after correction, want 2", *dep.Spec.Replicas)
-					}
-					if dep.Spec.MinReadySeconds != 3 || dep.Annotations["example.com/owner"] != "hpa" {
-						return fmt.Errorf("correction removed another manager's fields: %v %v", dep.Spec.MinReadySeconds, dep.Annotations)
-					}
-					cm := &corev1.ConfigMap{}
-					if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "podinfo"}, cm); err != nil {
-						return err
-					}
-					if cm.Data["greeting"] != "hi" {
-						return fmt.Errorf("configmap greeting %q after correction", cm.Data["greeting"])
-					}
-					if !exists(t, "v1", "Service", ns, "podinfo") {
-						return fmt.Errorf("service not recreated")
-					}
-					if got := releaseRevisions(t, ns, "podinfo"); len(got) != 3 {
-						return fmt.Errorf("drift correction made a Helm revision: %v", got)
-					}
-					return nil
-				},
-			},
-		},
+		}
 	})
 }
 
@@ -415,12 +419,14 @@ func TestAccHelmRelease_lifecycle(t *testing.T) {
 // Deployment; mode warn shows an edited ConfigMap as a warning and plans
 // nothing.
 func TestAccHelmRelease_driftIgnoreAndWarn(t *testing.T) {
-	ns := uniqueNamespace(t, "hr-ignore")
-	cacheDir := t.TempDir()
-	chartDir := chartCopy(t, "1.0.0")
-	ctx := context.Background()
-	body := func(mode string) string {
-		return fmt.Sprintf(`
+	t.Parallel()
+	accTestEachWith(t, func(t *testing.T, rec *protocolRecord) resource.TestCase {
+		ns := uniqueNamespace(t, "hr-ignore")
+		cacheDir := t.TempDir()
+		chartDir := chartCopy(t, "1.0.0")
+		ctx := context.Background()
+		body := func(mode string) string {
+			return fmt.Sprintf(`
   drift_detection {
     mode = %q
     ignore {
@@ -430,54 +436,54 @@ func TestAccHelmRelease_driftIgnoreAndWarn(t *testing.T) {
       }
     }
   }`, mode)
-	}
-	rec := &protocolRecord{}
-	accTestWith(t, rec, resource.TestCase{
-		Steps: []resource.TestStep{
-			{Config: releaseConfig(cacheDir, chartDir, ns, body("enabled"))},
-			{
-				PreConfig: func() {
-					patch := []byte(`{"spec":{"replicas":4}}`)
-					dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "podinfo"}}
-					if err := testClient(t).Patch(ctx, dep, client.RawPatch("application/merge-patch+json", patch), client.FieldOwner("kubectl")); err != nil {
-						t.Fatal(err)
-					}
+		}
+		return resource.TestCase{
+			Steps: []resource.TestStep{
+				{Config: releaseConfig(cacheDir, chartDir, ns, body("enabled"))},
+				{
+					PreConfig: func() {
+						patch := []byte(`{"spec":{"replicas":4}}`)
+						dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "podinfo"}}
+						if err := testClient(t).Patch(ctx, dep, client.RawPatch("application/merge-patch+json", patch), client.FieldOwner("kubectl")); err != nil {
+							t.Fatal(err)
+						}
+					},
+					Config:           releaseConfig(cacheDir, chartDir, ns, body("enabled")),
+					ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
 				},
-				Config:           releaseConfig(cacheDir, chartDir, ns, body("enabled")),
-				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
-			},
-			{
-				Config: releaseConfig(cacheDir, chartDir, ns, body("warn")),
-				PreConfig: func() {
-					cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "podinfo"}}
-					patch := []byte(`{"data":{"greeting":"edited"}}`)
-					if err := testClient(t).Patch(ctx, cm, client.RawPatch("application/merge-patch+json", patch), client.FieldOwner("kubectl")); err != nil {
-						t.Fatal(err)
-					}
+				{
+					Config: releaseConfig(cacheDir, chartDir, ns, body("warn")),
+					PreConfig: func() {
+						cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "podinfo"}}
+						patch := []byte(`{"data":{"greeting":"edited"}}`)
+						if err := testClient(t).Patch(ctx, cm, client.RawPatch("application/merge-patch+json", patch), client.FieldOwner("kubectl")); err != nil {
+							t.Fatal(err)
+						}
+					},
+					// Only the mode changes; the drift stays in the cluster.
+					Check: func(*terraform.State) error {
+						cm := &corev1.ConfigMap{}
+						if err := testClient(t).Get(ctx, client.ObjectKey{Namespace: ns, Name: "podinfo"}, cm); err != nil {
+							return err
+						}
+						if cm.Data["greeting"] != "edited" {
+							return fmt.Errorf("warn mode corrected the drift")
+						}
+						return nil
+					},
 				},
-				// Only the mode changes; the drift stays in the cluster.
-				Check: func(*terraform.State) error {
-					cm := &corev1.ConfigMap{}
-					if err := testClient(t).Get(ctx, client.ObjectKey{Namespace: ns, Name: "podinfo"}, cm); err != nil {
-						return err
-					}
-					if cm.Data["greeting"] != "edited" {
-						return fmt.Errorf("warn mode corrected the drift")
-					}
-					return nil
+				{
+					// The drift is left, and said: a warning naming the object.
+					PreConfig: rec.resetWarnings,
+					Config:    releaseConfig(cacheDir, chartDir, ns, body("warn")),
+					ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectEmptyPlan(),
+						expectWarning(rec, "Release drifted", regexp.MustCompile(`helmrelease `+ns+`/podinfo: 1 object\(s\) differ from the release: `+
+							ns+`_podinfo__ConfigMap \(update\); drift_detection.mode is warn, so apply leaves it`)),
+					}},
 				},
 			},
-			{
-				// The drift is left, and said: a warning naming the object.
-				PreConfig: rec.resetWarnings,
-				Config:    releaseConfig(cacheDir, chartDir, ns, body("warn")),
-				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectEmptyPlan(),
-					expectWarning(rec, "Release drifted", regexp.MustCompile(`helmrelease `+ns+`/podinfo: 1 object\(s\) differ from the release: `+
-						ns+`_podinfo__ConfigMap \(update\); drift_detection.mode is warn, so apply leaves it`)),
-				}},
-			},
-		},
+		}
 	})
 }
 
@@ -486,13 +492,14 @@ func TestAccHelmRelease_driftIgnoreAndWarn(t *testing.T) {
 // failure counted and the state saved; fixing the values converges in one
 // apply, with no "cannot re-use a name".
 func TestAccHelmRelease_failedInstallRetriedThenFixed(t *testing.T) {
-	ns := uniqueNamespace(t, "hr-failinst")
-	rec := &protocolRecord{}
-	cacheDir := t.TempDir()
-	chartDir := chartCopy(t, "1.0.0")
-	// Pods no node can run fail Helm's wait: a failure the plan cannot see.
-	body := func(nodeSelector string) string {
-		return fmt.Sprintf(`
+	t.Parallel()
+	accTestEachWith(t, func(t *testing.T, rec *protocolRecord) resource.TestCase {
+		ns := uniqueNamespace(t, "hr-failinst")
+		cacheDir := t.TempDir()
+		chartDir := chartCopy(t, "1.0.0")
+		// Pods no node can run fail Helm's wait: a failure the plan cannot see.
+		body := func(nodeSelector string) string {
+			return fmt.Sprintf(`
   timeout = "10s"
   values  = { nodeSelector = %s }
   install {
@@ -500,47 +507,48 @@ func TestAccHelmRelease_failedInstallRetriedThenFixed(t *testing.T) {
       retries = 1
     }
   }`, nodeSelector)
-	}
-	const good, bad = "{}", `{ "stevedore.dev/no-such-node" = "true" }`
-	// The plan of the replacement (a create: Terraform plans it from no
-	// state) cannot tell the tainted resource's release from another
-	// owner's: it names the owner and says what happens in either case.
-	replaced := expectWarning(rec, "Release already exists",
-		regexp.MustCompile(`helmrelease `+ns+`/podinfo: release podinfo already exists in storage namespace `+ns+` \(failed, revision 1, chart podinfo@1.0.0\), `+
-			`made by stevedore_helmrelease `+ns+`/podinfo \(owner [0-9a-f]{32}\).*Apply refuses to create this resource over it and changes nothing, `+
-			`unless Terraform replaces this resource \(the plan says it "must be replaced"\): then the resource's destroy uninstalls its release first`))
-	accTestWith(t, rec, resource.TestCase{
-		Steps: []resource.TestStep{
-			{
-				Config:      releaseConfig(cacheDir, chartDir, ns, body(bad)),
-				ExpectError: regexp.MustCompile(`helmrelease ` + ns + `/podinfo: install`),
-			},
-			{
-				// The failed release is in state with its failures counted.
-				// Terraform taints a resource whose create failed, so the next
-				// apply replaces it: uninstall, then install.
-				PreConfig: rec.resetWarnings,
-				Config:    releaseConfig(cacheDir, chartDir, ns, body(bad)),
-				PlanOnly:  true, ExpectNonEmptyPlan: true,
-				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionDestroyBeforeCreate),
-					expectPriorAttr(releaseAddr, "status", "failed"),
-					expectPriorAttr(releaseAddr, "install_failures", 2),
-					replaced,
-				}},
-			},
-			{
-				PreConfig: rec.resetWarnings,
-				Config:    releaseConfig(cacheDir, chartDir, ns, body(good)),
-				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionDestroyBeforeCreate),
-					replaced,
-				}},
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(releaseAddr, releaseAttr("status"), knownvalue.StringExact("deployed")),
+		}
+		const good, bad = "{}", `{ "stevedore.dev/no-such-node" = "true" }`
+		// The plan of the replacement (a create: Terraform plans it from no
+		// state) cannot tell the tainted resource's release from another
+		// owner's: it names the owner and says what happens in either case.
+		replaced := expectWarning(rec, "Release already exists",
+			regexp.MustCompile(`helmrelease `+ns+`/podinfo: release podinfo already exists in storage namespace `+ns+` \(failed, revision 1, chart podinfo@1.0.0\), `+
+				`made by stevedore_helmrelease `+ns+`/podinfo \(owner [0-9a-f]{32}\).*Apply refuses to create this resource over it and changes nothing, `+
+				`unless Terraform replaces this resource \(the plan says it "must be replaced"\): then the resource's destroy uninstalls its release first`))
+		return resource.TestCase{
+			Steps: []resource.TestStep{
+				{
+					Config:      releaseConfig(cacheDir, chartDir, ns, body(bad)),
+					ExpectError: regexp.MustCompile(`helmrelease ` + ns + `/podinfo: install`),
+				},
+				{
+					// The failed release is in state with its failures counted.
+					// Terraform taints a resource whose create failed, so the next
+					// apply replaces it: uninstall, then install.
+					PreConfig: rec.resetWarnings,
+					Config:    releaseConfig(cacheDir, chartDir, ns, body(bad)),
+					PlanOnly:  true, ExpectNonEmptyPlan: true,
+					ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionDestroyBeforeCreate),
+						expectPriorAttr(releaseAddr, "status", "failed"),
+						expectPriorAttr(releaseAddr, "install_failures", 2),
+						replaced,
+					}},
+				},
+				{
+					PreConfig: rec.resetWarnings,
+					Config:    releaseConfig(cacheDir, chartDir, ns, body(good)),
+					ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionDestroyBeforeCreate),
+						replaced,
+					}},
+					ConfigStateChecks: []statecheck.StateCheck{
+						statecheck.ExpectKnownValue(releaseAddr, releaseAttr("status"), knownvalue.StringExact("deployed")),
+					},
 				},
 			},
-		},
+		}
 	})
 }
 
@@ -548,11 +556,13 @@ func TestAccHelmRelease_failedInstallRetriedThenFixed(t *testing.T) {
 // is rolled back to the last good release; the failure is counted and state
 // saved; the next good configuration converges.
 func TestAccHelmRelease_testFailureRolledBack(t *testing.T) {
-	ns := uniqueNamespace(t, "hr-testfail")
-	cacheDir := t.TempDir()
-	chartDir := chartCopy(t, "1.0.0")
-	body := func(fail bool, lastFailure string) string {
-		return fmt.Sprintf(`
+	t.Parallel()
+	accTestEach(t, func(t *testing.T) resource.TestCase {
+		ns := uniqueNamespace(t, "hr-testfail")
+		cacheDir := t.TempDir()
+		chartDir := chartCopy(t, "1.0.0")
+		body := func(fail bool, lastFailure string) string {
+			return fmt.Sprintf(`
   values = { test = { fail = %t } }
   test {
     enable = true
@@ -564,111 +574,115 @@ func TestAccHelmRelease_testFailureRolledBack(t *testing.T) {
       remediate_last_failure = %s
     }
   }`, fail, lastFailure)
-	}
-	accTest(t, resource.TestCase{
-		Steps: []resource.TestStep{
-			{
-				Config: releaseConfig(cacheDir, chartDir, ns, body(false, "true")),
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(releaseAddr, releaseAttr("history").AtSliceIndex(0).AtMapKey("test_hooks").AtSliceIndex(0).AtMapKey("phase"),
-						knownvalue.StringExact("Succeeded")),
+		}
+		return resource.TestCase{
+			Steps: []resource.TestStep{
+				{
+					Config: releaseConfig(cacheDir, chartDir, ns, body(false, "true")),
+					ConfigStateChecks: []statecheck.StateCheck{
+						statecheck.ExpectKnownValue(releaseAddr, releaseAttr("history").AtSliceIndex(0).AtMapKey("test_hooks").AtSliceIndex(0).AtMapKey("phase"),
+							knownvalue.StringExact("Succeeded")),
+					},
+				},
+				{
+					// remediate_last_failure: the failed upgrade is rolled back.
+					Config:      releaseConfig(cacheDir, chartDir, ns, body(true, "true")),
+					ExpectError: regexp.MustCompile(`(?s)helmrelease ` + ns + `/podinfo: .*test`),
+				},
+				{
+					// Rolled back: revision 3 is the first release again. The
+					// configuration is not what runs and no retry is left: the plan
+					// is not empty and apply fails with RetriesExceeded, doing
+					// nothing, until the configuration changes. Drift found by
+					// refresh stays in the plan: the stalled apply corrects nothing.
+					PreConfig: func() {
+						revs := releaseRevisions(t, ns, "podinfo")
+						if last := revs[len(revs)-1]; !strings.HasSuffix(last, ":deployed") || len(revs) != 3 {
+							t.Errorf("want a rollback as revision 3, got %v", revs)
+						}
+						scaleDeployment(t, ns, "podinfo", 3)
+					},
+					Config: releaseConfig(cacheDir, chartDir, ns, body(true, "true")),
+					ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionUpdate),
+						expectReleaseStatusUnknown(releaseAddr),
+						expectPriorDrift(releaseAddr, map[string][]string{ns + "_podinfo_apps_Deployment": {"/spec/replicas=3->1"}}),
+						plancheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("drift"), knownvalue.ListSizeExact(1)),
+						expectPriorAttr(releaseAddr, "upgrade_failures", 1),
+						expectPriorAttr(releaseAddr, "status", "deployed"),
+					}},
+					ExpectError: regexp.MustCompile(`RetriesExceeded`),
+				},
+				{
+					PreConfig: func() {
+						// The stalled apply made no Helm action.
+						if err := checkRevisions(t, ns, "podinfo", "1:superseded", "2:superseded", "3:deployed")(nil); err != nil {
+							t.Error(err)
+						}
+					},
+					// Back to good values: the tests that are due run, and the drift
+					// is corrected, in one apply.
+					Config: releaseConfig(cacheDir, chartDir, ns, body(false, "true")),
+					ConfigStateChecks: []statecheck.StateCheck{
+						statecheck.ExpectKnownValue(releaseAddr, releaseAttr("status"), knownvalue.StringExact("deployed")),
+						statecheck.ExpectKnownValue(releaseAddr, releaseAttr("upgrade_failures"), knownvalue.Int64Exact(0)),
+						statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("drift"), knownvalue.ListExact(nil)),
+					},
+				},
+				{
+					// Without remediate_last_failure the failed release stays.
+					Config:      releaseConfig(cacheDir, chartDir, ns, body(true, "false")),
+					ExpectError: regexp.MustCompile(`(?s)helmrelease ` + ns + `/podinfo: .*test`),
+				},
+				{
+					// Without remediate_last_failure the upgrade whose tests failed
+					// stays (Helm keeps it deployed), with no rollback after it.
+					PreConfig: func() {
+						revs := releaseRevisions(t, ns, "podinfo")
+						if len(revs) != 4 || !strings.HasSuffix(revs[3], ":deployed") {
+							t.Errorf("want the tested upgrade left in place as revision 4, got %v", revs)
+						}
+					},
+					Config: releaseConfig(cacheDir, chartDir, ns, body(true, "false")),
+					ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionUpdate),
+						expectPriorAttr(releaseAddr, "version", 4),
+					}},
+					ExpectError: regexp.MustCompile(`RetriesExceeded`),
 				},
 			},
-			{
-				// remediate_last_failure: the failed upgrade is rolled back.
-				Config:      releaseConfig(cacheDir, chartDir, ns, body(true, "true")),
-				ExpectError: regexp.MustCompile(`(?s)helmrelease ` + ns + `/podinfo: .*test`),
-			},
-			{
-				// Rolled back: revision 3 is the first release again. The
-				// configuration is not what runs and no retry is left: the plan
-				// is not empty and apply fails with RetriesExceeded, doing
-				// nothing, until the configuration changes. Drift found by
-				// refresh stays in the plan: the stalled apply corrects nothing.
-				PreConfig: func() {
-					revs := releaseRevisions(t, ns, "podinfo")
-					if last := revs[len(revs)-1]; !strings.HasSuffix(last, ":deployed") || len(revs) != 3 {
-						t.Errorf("want a rollback as revision 3, got %v", revs)
-					}
-					scaleDeployment(t, ns, "podinfo", 3)
-				},
-				Config: releaseConfig(cacheDir, chartDir, ns, body(true, "true")),
-				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionUpdate),
-					expectReleaseStatusUnknown(releaseAddr),
-					expectPriorDrift(releaseAddr, map[string][]string{ns + "_podinfo_apps_Deployment": {"/spec/replicas=3->1"}}),
-					plancheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("drift"), knownvalue.ListSizeExact(1)),
-					expectPriorAttr(releaseAddr, "upgrade_failures", 1),
-					expectPriorAttr(releaseAddr, "status", "deployed"),
-				}},
-				ExpectError: regexp.MustCompile(`RetriesExceeded`),
-			},
-			{
-				PreConfig: func() {
-					// The stalled apply made no Helm action.
-					if err := checkRevisions(t, ns, "podinfo", "1:superseded", "2:superseded", "3:deployed")(nil); err != nil {
-						t.Error(err)
-					}
-				},
-				// Back to good values: the tests that are due run, and the drift
-				// is corrected, in one apply.
-				Config: releaseConfig(cacheDir, chartDir, ns, body(false, "true")),
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(releaseAddr, releaseAttr("status"), knownvalue.StringExact("deployed")),
-					statecheck.ExpectKnownValue(releaseAddr, releaseAttr("upgrade_failures"), knownvalue.Int64Exact(0)),
-					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("drift"), knownvalue.ListExact(nil)),
-				},
-			},
-			{
-				// Without remediate_last_failure the failed release stays.
-				Config:      releaseConfig(cacheDir, chartDir, ns, body(true, "false")),
-				ExpectError: regexp.MustCompile(`(?s)helmrelease ` + ns + `/podinfo: .*test`),
-			},
-			{
-				// Without remediate_last_failure the upgrade whose tests failed
-				// stays (Helm keeps it deployed), with no rollback after it.
-				PreConfig: func() {
-					revs := releaseRevisions(t, ns, "podinfo")
-					if len(revs) != 4 || !strings.HasSuffix(revs[3], ":deployed") {
-						t.Errorf("want the tested upgrade left in place as revision 4, got %v", revs)
-					}
-				},
-				Config: releaseConfig(cacheDir, chartDir, ns, body(true, "false")),
-				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionUpdate),
-					expectPriorAttr(releaseAddr, "version", 4),
-				}},
-				ExpectError: regexp.MustCompile(`RetriesExceeded`),
-			},
-		},
+		}
 	})
 }
 
 // TestAccHelmRelease_pendingUnlocked: a release left pending-upgrade by an
 // apply that was killed is unlocked and upgraded by the next apply.
 func TestAccHelmRelease_pendingUnlocked(t *testing.T) {
-	ns := uniqueNamespace(t, "hr-pending")
-	cacheDir := t.TempDir()
-	chartDir := chartCopy(t, "1.0.0")
-	accTest(t, resource.TestCase{
-		Steps: []resource.TestStep{
-			{Config: releaseConfig(cacheDir, chartDir, ns, "")},
-			{
-				PreConfig: func() {
-					if err := testenv.SetReleaseStatus(testenv.Need(t).Cluster.Kubeconfig, ns, "podinfo", helmrelease.StatusPendingUpgrade); err != nil {
-						t.Fatal(err)
-					}
-				},
-				Config: releaseConfig(cacheDir, chartDir, ns, ""),
-				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionUpdate),
-					expectReleaseStatusUnknown(releaseAddr),
-				}},
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(releaseAddr, releaseAttr("status"), knownvalue.StringExact("deployed")),
+	t.Parallel()
+	accTestEach(t, func(t *testing.T) resource.TestCase {
+		ns := uniqueNamespace(t, "hr-pending")
+		cacheDir := t.TempDir()
+		chartDir := chartCopy(t, "1.0.0")
+		return resource.TestCase{
+			Steps: []resource.TestStep{
+				{Config: releaseConfig(cacheDir, chartDir, ns, "")},
+				{
+					PreConfig: func() {
+						if err := testenv.SetReleaseStatus(testenv.Need(t).Cluster.Kubeconfig, ns, "podinfo", helmrelease.StatusPendingUpgrade); err != nil {
+							t.Fatal(err)
+						}
+					},
+					Config: releaseConfig(cacheDir, chartDir, ns, ""),
+					ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionUpdate),
+						expectReleaseStatusUnknown(releaseAddr),
+					}},
+					ConfigStateChecks: []statecheck.StateCheck{
+						statecheck.ExpectKnownValue(releaseAddr, releaseAttr("status"), knownvalue.StringExact("deployed")),
+					},
 				},
 			},
-		},
+		}
 	})
 }
 
@@ -676,41 +690,44 @@ func TestAccHelmRelease_pendingUnlocked(t *testing.T) {
 // is imported with an import block; a configuration that matches it (the
 // same chart artifact and values) plans no change.
 func TestAccHelmRelease_importHelmInstalled(t *testing.T) {
-	ns := uniqueNamespace(t, "hr-import")
-	cacheDir := t.TempDir()
-	chartDir := chartCopy(t, "1.0.0")
-	artifactOnly := providerBlock(fmt.Sprintf("cache_dir = %s", hcl(cacheDir))) + fmt.Sprintf(`
+	t.Parallel()
+	accTestEach(t, func(t *testing.T) resource.TestCase {
+		ns := uniqueNamespace(t, "hr-import")
+		cacheDir := t.TempDir()
+		chartDir := chartCopy(t, "1.0.0")
+		artifactOnly := providerBlock(fmt.Sprintf("cache_dir = %s", hcl(cacheDir))) + fmt.Sprintf(`
 resource "stevedore_helmchart_artifact" "podinfo" {
   source_path = %s
 }
 `, hcl(chartDir))
-	body := `values = { replicaCount = 2, config = { greeting = "imported" } }`
-	withImport := releaseConfig(cacheDir, chartDir, ns, body) + fmt.Sprintf(`
+		body := `values = { replicaCount = 2, config = { greeting = "imported" } }`
+		withImport := releaseConfig(cacheDir, chartDir, ns, body) + fmt.Sprintf(`
 import {
   to = stevedore_helmrelease.podinfo
   id = "%s/podinfo"
 }
 `, ns)
-	accTest(t, resource.TestCase{
-		Steps: []resource.TestStep{
-			{
-				Config: artifactOnly,
-				Check: func(s *terraform.State) error {
-					path := s.RootModule().Resources[artifactAddr].Primary.Attributes["path"]
-					return testenv.HelmInstall(testenv.Need(t).Cluster.Kubeconfig, ns, "podinfo", path,
-						map[string]any{"replicaCount": 2, "config": map[string]any{"greeting": "imported"}})
+		return resource.TestCase{
+			Steps: []resource.TestStep{
+				{
+					Config: artifactOnly,
+					Check: func(s *terraform.State) error {
+						path := s.RootModule().Resources[artifactAddr].Primary.Attributes["path"]
+						return testenv.HelmInstall(testenv.Need(t).Cluster.Kubeconfig, ns, "podinfo", path,
+							map[string]any{"replicaCount": 2, "config": map[string]any{"greeting": "imported"}})
+					},
+				},
+				{
+					Config: withImport,
+					ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionNoop),
+					}},
+					ConfigStateChecks: []statecheck.StateCheck{
+						statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(1)),
+					},
 				},
 			},
-			{
-				Config: withImport,
-				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionNoop),
-				}},
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(1)),
-				},
-			},
-		},
+		}
 	})
 }
 
@@ -719,24 +736,26 @@ import {
 // ConfigMap, a Secret value at a target path and a missing optional object, and
 // a change of the ConfigMap is an upgrade the plan shows.
 func TestAccHelmRelease_postRenderersAndValuesFrom(t *testing.T) {
-	ns := uniqueNamespace(t, "hr-post")
-	cacheDir := t.TempDir()
-	chartDir := chartCopy(t, "1.0.0")
-	ctx := context.Background()
-	c := testClient(t)
-	setValues := func(greeting string) {
-		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "podinfo-values"}}
-		_ = c.Delete(ctx, cm)
-		cm.Data = map[string]string{"values.yaml": "config:\n  greeting: " + greeting + "\nreplicaCount: 2\n"}
-		if err := c.Create(ctx, cm); err != nil {
+	t.Parallel()
+	accTestEach(t, func(t *testing.T) resource.TestCase {
+		ns := uniqueNamespace(t, "hr-post")
+		cacheDir := t.TempDir()
+		chartDir := chartCopy(t, "1.0.0")
+		ctx := context.Background()
+		c := testClient(t)
+		setValues := func(greeting string) {
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "podinfo-values"}}
+			_ = c.Delete(ctx, cm)
+			cm.Data = map[string]string{"values.yaml": "config:\n  greeting: " + greeting + "\nreplicaCount: 2\n"}
+			if err := c.Create(ctx, cm); err != nil {
+				t.Fatal(err)
+			}
+		}
+		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "podinfo-secret"}, StringData: map[string]string{"token": "s3cr3t"}}
+		if err := c.Create(ctx, secret); err != nil && !apierrors.IsAlreadyExists(err) {
 			t.Fatal(err)
 		}
-	}
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "podinfo-secret"}, StringData: map[string]string{"token": "s3cr3t"}}
-	if err := c.Create(ctx, secret); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
-	body := `
+		body := `
   values_from {
     kind = "ConfigMap"
     name = "podinfo-values"
@@ -774,117 +793,124 @@ func TestAccHelmRelease_postRenderersAndValuesFrom(t *testing.T) {
       }
     }
   }`
-	check := func(greeting string) resource.TestCheckFunc {
-		return func(*terraform.State) error {
-			dep := &appsv1.Deployment{}
-			if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "podinfo"}, dep); err != nil {
-				return err
+		check := func(greeting string) resource.TestCheckFunc {
+			return func(*terraform.State) error {
+				dep := &appsv1.Deployment{}
+				if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "podinfo"}, dep); err != nil {
+					return err
+				}
+				if dep.Labels["patched"] != "yes" || dep.Labels["stevedore.dev/name"] != "podinfo" || dep.Labels["stevedore.dev/namespace"] != ns {
+					return fmt.Errorf("deployment labels %v", dep.Labels)
+				}
+				if img := dep.Spec.Template.Spec.Containers[0].Image; img != "ghcr.io/stefanprodan/podinfo:6.1.0" {
+					return fmt.Errorf("image %s", img)
+				}
+				if *dep.Spec.Replicas != 2 {
+					return fmt.Errorf("replicas %d from values_from, want 2", *dep.Spec.Replicas)
+				}
+				cm := &corev1.ConfigMap{}
+				if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "podinfo"}, cm); err != nil {
+					return err
+				}
+				if cm.Data["greeting"] != greeting || cm.Data["token"] != "s3cr3t" {
+					return fmt.Errorf("configmap data %v", cm.Data)
+				}
+				return nil
 			}
-			if dep.Labels["patched"] != "yes" || dep.Labels["stevedore.dev/name"] != "podinfo" || dep.Labels["stevedore.dev/namespace"] != ns {
-				return fmt.Errorf("deployment labels %v", dep.Labels)
-			}
-			if img := dep.Spec.Template.Spec.Containers[0].Image; img != "ghcr.io/stefanprodan/podinfo:6.1.0" {
-				return fmt.Errorf("image %s", img)
-			}
-			if *dep.Spec.Replicas != 2 {
-				return fmt.Errorf("replicas %d from values_from, want 2", *dep.Spec.Replicas)
-			}
-			cm := &corev1.ConfigMap{}
-			if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "podinfo"}, cm); err != nil {
-				return err
-			}
-			if cm.Data["greeting"] != greeting || cm.Data["token"] != "s3cr3t" {
-				return fmt.Errorf("configmap data %v", cm.Data)
-			}
-			return nil
 		}
-	}
-	accTest(t, resource.TestCase{
-		Steps: []resource.TestStep{
-			{
-				PreConfig: func() { setValues("from-configmap") },
-				Config:    releaseConfig(cacheDir, chartDir, ns, body),
-				Check:     check("inline wins"),
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("drift"), knownvalue.ListExact(nil)),
+		return resource.TestCase{
+			Steps: []resource.TestStep{
+				{
+					PreConfig: func() { setValues("from-configmap") },
+					Config:    releaseConfig(cacheDir, chartDir, ns, body),
+					Check:     check("inline wins"),
+					ConfigStateChecks: []statecheck.StateCheck{
+						statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("drift"), knownvalue.ListExact(nil)),
+					},
+				},
+				{
+					// The ConfigMap changes replicas: the plan shows a new digest.
+					PreConfig: func() {
+						cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "podinfo-values"}}
+						patch := []byte(`{"data":{"values.yaml":"replicaCount: 3\n"}}`)
+						if err := c.Patch(ctx, cm, client.RawPatch("application/merge-patch+json", patch)); err != nil {
+							t.Fatal(err)
+						}
+					},
+					Config: releaseConfig(cacheDir, chartDir, ns, body),
+					ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionUpdate),
+						plancheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("config_digest"),
+							knownvalue.StringRegexp(regexp.MustCompile(`^sha256:`))),
+					}},
+					Check: func(*terraform.State) error {
+						dep := &appsv1.Deployment{}
+						if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "podinfo"}, dep); err != nil {
+							return err
+						}
+						if *dep.Spec.Replicas != 3 {
+							return fmt.Errorf("replicas %d, want 3", *dep.Spec.Replicas)
+						}
+						return nil
+					},
 				},
 			},
-			{
-				// The ConfigMap changes replicas: the plan shows a new digest.
-				PreConfig: func() {
-					cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "podinfo-values"}}
-					patch := []byte(`{"data":{"values.yaml":"replicaCount: 3\n"}}`)
-					if err := c.Patch(ctx, cm, client.RawPatch("application/merge-patch+json", patch)); err != nil {
-						t.Fatal(err)
-					}
-				},
-				Config: releaseConfig(cacheDir, chartDir, ns, body),
-				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionUpdate),
-					plancheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("config_digest"),
-						knownvalue.StringRegexp(regexp.MustCompile(`^sha256:`))),
-				}},
-				Check: func(*terraform.State) error {
-					dep := &appsv1.Deployment{}
-					if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "podinfo"}, dep); err != nil {
-						return err
-					}
-					if *dep.Spec.Replicas != 3 {
-						return fmt.Errorf("replicas %d, want 3", *dep.Spec.Replicas)
-					}
-					return nil
-				},
-			},
-		},
+		}
 	})
 }
 
 // TestAccHelmRelease_impersonationDenied: a service account without rights
 // cannot install, and the error says who was denied what.
 func TestAccHelmRelease_impersonationDenied(t *testing.T) {
-	ns := uniqueNamespace(t, "hr-sa")
-	cacheDir := t.TempDir()
-	chartDir := chartCopy(t, "1.0.0")
-	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "nobody"}}
-	if err := testClient(t).Create(context.Background(), sa); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
-	accTest(t, resource.TestCase{
-		Steps: []resource.TestStep{{
-			Config:      releaseConfig(cacheDir, chartDir, ns, `service_account_name = "nobody"`),
-			ExpectError: regexp.MustCompile(`(?s)helmrelease ` + ns + `/podinfo: .*system:serviceaccount:` + ns + `:nobody.*forbidden|forbidden.*system:serviceaccount:` + ns + `:nobody`),
-		}},
+	t.Parallel()
+	accTestEach(t, func(t *testing.T) resource.TestCase {
+		ns := uniqueNamespace(t, "hr-sa")
+		cacheDir := t.TempDir()
+		chartDir := chartCopy(t, "1.0.0")
+		sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "nobody"}}
+		if err := testClient(t).Create(context.Background(), sa); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+		return resource.TestCase{
+			Steps: []resource.TestStep{{
+				Config:      releaseConfig(cacheDir, chartDir, ns, `service_account_name = "nobody"`),
+				ExpectError: regexp.MustCompile(`(?s)helmrelease ` + ns + `/podinfo: .*system:serviceaccount:` + ns + `:nobody.*forbidden|forbidden.*system:serviceaccount:` + ns + `:nobody`),
+			}},
+		}
 	})
 }
 
 // TestAccHelmRelease_badInput: each bad input is a diagnostic naming its
 // attribute, before anything is installed.
 func TestAccHelmRelease_badInput(t *testing.T) {
-	ns := uniqueNamespace(t, "hr-bad")
-	cacheDir := t.TempDir()
-	chartDir := chartCopy(t, "1.0.0")
-	steps := []struct{ body, want string }{
-		{`values = "replicaCount: [1"`, `(?s)values.*YAML`},
-		{`values = ["a"]`, `(?s)values.*must be an object`},
-		{`release_name = "` + strings.Repeat("a", 54) + `"`, `(?s)release_name.*53`},
-		{"upgrade {\n remediation {\n strategy = \"retry\"\n }\n }", `(?s)strategy.*rollback`},
-		{"drift_detection {\n ignore {\n paths = [\"spec/replicas\"]\n }\n }", `(?s)drift_detection.*ignore.*paths`},
-		{"post_renderers {\n kustomize {\n patches {\n patch = \"- op: [\"\n }\n }\n }", `(?s)post_renderers.*patch`},
-		{"values_from {\n kind = \"ConfigMap\"\n name = \"missing\"\n }", `(?s)values_from.*missing`},
-	}
-	// Two chart sources: the artifact's path (unknown until it exists) and a
-	// directory. Not the last step: the CLI destroys with the last one.
-	twoSources := strings.Replace(releaseConfig(cacheDir, chartDir, ns, ""),
-		"    digest = stevedore_helmchart_artifact.podinfo.digest\n",
-		"    digest = stevedore_helmchart_artifact.podinfo.digest\n    source_path = "+hcl(chartDir)+"\n", 1)
-	ts := []resource.TestStep{{Config: twoSources, ExpectError: regexp.MustCompile(`(?s)chart\.source_path.*exactly\s+one\s+of`)}}
-	for _, s := range steps {
-		ts = append(ts, resource.TestStep{
-			Config:      releaseConfig(cacheDir, chartDir, ns, s.body),
-			ExpectError: regexp.MustCompile(s.want),
-		})
-	}
-	accTest(t, resource.TestCase{Steps: ts})
+	t.Parallel()
+	accTestEach(t, func(t *testing.T) resource.TestCase {
+		ns := uniqueNamespace(t, "hr-bad")
+		cacheDir := t.TempDir()
+		chartDir := chartCopy(t, "1.0.0")
+		steps := []struct{ body, want string }{
+			{`values = "replicaCount: [1"`, `(?s)values.*YAML`},
+			{`values = ["a"]`, `(?s)values.*must be an object`},
+			{`release_name = "` + strings.Repeat("a", 54) + `"`, `(?s)release_name.*53`},
+			{"upgrade {\n remediation {\n strategy = \"retry\"\n }\n }", `(?s)strategy.*rollback`},
+			{"drift_detection {\n ignore {\n paths = [\"spec/replicas\"]\n }\n }", `(?s)drift_detection.*ignore.*paths`},
+			{"post_renderers {\n kustomize {\n patches {\n patch = \"- op: [\"\n }\n }\n }", `(?s)post_renderers.*patch`},
+			{"values_from {\n kind = \"ConfigMap\"\n name = \"missing\"\n }", `(?s)values_from.*missing`},
+		}
+		// Two chart sources: the artifact's path (unknown until it exists) and a
+		// directory. Not the last step: the CLI destroys with the last one.
+		twoSources := strings.Replace(releaseConfig(cacheDir, chartDir, ns, ""),
+			"    digest = stevedore_helmchart_artifact.podinfo.digest\n",
+			"    digest = stevedore_helmchart_artifact.podinfo.digest\n    source_path = "+hcl(chartDir)+"\n", 1)
+		ts := []resource.TestStep{{Config: twoSources, ExpectError: regexp.MustCompile(`(?s)chart\.source_path.*exactly\s+one\s+of`)}}
+		for _, s := range steps {
+			ts = append(ts, resource.TestStep{
+				Config:      releaseConfig(cacheDir, chartDir, ns, s.body),
+				ExpectError: regexp.MustCompile(s.want),
+			})
+		}
+		return resource.TestCase{Steps: ts}
+	})
 }
 
 // TestAccHelmRelease_inlineChart: a chart given by its repository is resolved
@@ -892,10 +918,12 @@ func TestAccHelmRelease_badInput(t *testing.T) {
 // chart_version "1.0.0" -> "1.1.0", and apply fetches and installs exactly it.
 // Each CLI's run publishes newer versions than the last run did.
 func TestAccHelmRelease_inlineChart(t *testing.T) {
-	ns := uniqueNamespace(t, "hr-inline")
-	repo := startTestRepo(t, testenv.HelmRepoOptions{Username: "u", Password: "p"})
-	cacheDir := t.TempDir()
-	config := providerBlock(fmt.Sprintf("cache_dir = %s\nrepository_cache_ttl = \"0s\"", hcl(cacheDir))) + fmt.Sprintf(`
+	t.Parallel()
+	accTestEach(t, func(t *testing.T) resource.TestCase {
+		ns := uniqueNamespace(t, "hr-inline")
+		repo := startTestRepo(t, testenv.HelmRepoOptions{Username: "u", Password: "p"})
+		cacheDir := t.TempDir()
+		config := providerBlock(fmt.Sprintf("cache_dir = %s\nrepository_cache_ttl = \"0s\"", hcl(cacheDir))) + fmt.Sprintf(`
 resource "stevedore_helmrelease" "podinfo" {
   name      = "podinfo"
   namespace = %q
@@ -908,46 +936,47 @@ resource "stevedore_helmrelease" "podinfo" {
   }
 }
 `, ns, hcl(repo.URL()))
-	minor := 0
-	want := &dynamic{}
-	publishNext := func() {
-		v := fmt.Sprintf("1.%d.0", minor)
-		minor++
-		if err := repo.PublishDir(podinfoSrc(), v); err != nil {
-			t.Error(err)
+		minor := 0
+		want := &dynamic{}
+		publishNext := func() {
+			v := fmt.Sprintf("1.%d.0", minor)
+			minor++
+			if err := repo.PublishDir(podinfoSrc(), v); err != nil {
+				t.Error(err)
+			}
+			want.set(v)
 		}
-		want.set(v)
-	}
-	accTest(t, resource.TestCase{
-		Steps: []resource.TestStep{
-			{
-				PreConfig: publishNext,
-				Config:    config,
-				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionCreate),
-					plancheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("chart_version"), want.check()),
-					plancheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("chart_name"), knownvalue.StringExact("podinfo")),
-				}},
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("chart_version"), want.check()),
-					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("chart_digest"), knownvalue.StringRegexp(regexp.MustCompile(`^sha256:`))),
+		return resource.TestCase{
+			Steps: []resource.TestStep{
+				{
+					PreConfig: publishNext,
+					Config:    config,
+					ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionCreate),
+						plancheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("chart_version"), want.check()),
+						plancheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("chart_name"), knownvalue.StringExact("podinfo")),
+					}},
+					ConfigStateChecks: []statecheck.StateCheck{
+						statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("chart_version"), want.check()),
+						statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("chart_digest"), knownvalue.StringRegexp(regexp.MustCompile(`^sha256:`))),
+					},
+				},
+				{
+					PreConfig: publishNext,
+					Config:    config,
+					ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionUpdate),
+						plancheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("chart_version"), want.check()),
+						// Fetched at plan: the digest apply installs is known.
+						plancheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("chart_digest"), knownvalue.StringRegexp(regexp.MustCompile(`^sha256:`))),
+					}},
+					ConfigStateChecks: []statecheck.StateCheck{
+						statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("chart_version"), want.check()),
+						statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(2)),
+					},
 				},
 			},
-			{
-				PreConfig: publishNext,
-				Config:    config,
-				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionUpdate),
-					plancheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("chart_version"), want.check()),
-					// Fetched at plan: the digest apply installs is known.
-					plancheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("chart_digest"), knownvalue.StringRegexp(regexp.MustCompile(`^sha256:`))),
-				}},
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("chart_version"), want.check()),
-					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(2)),
-				},
-			},
-		},
+		}
 	})
 }
 
@@ -956,6 +985,9 @@ resource "stevedore_helmrelease" "podinfo" {
 // upgrade.crds = "CreateReplace" really updates it. The CRD is cluster-scoped
 // and outlives the release (Helm never deletes CRDs), so each run starts by
 // removing it.
+// It stays serial (no t.Parallel): its CRD is cluster-scoped with a fixed
+// name, and creating and deleting a CRD changes the API discovery that every
+// other test reads.
 func TestAccHelmRelease_crdPolicies(t *testing.T) {
 	ns := uniqueNamespace(t, "hr-crds")
 	cacheDir := t.TempDir()

@@ -6,4 +6,7 @@ import (
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
 )
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+func TestMain(m *testing.M) {
+	setCLIEnv()
+	testenv.Main(m)
+}

@@ -149,6 +149,8 @@ func stringList(l types.List) []string {
 		return nil
 	}
 	var out []string
+	// ElementsAs fails only on an unknown or null element (a configuration
+	// known only at apply); out is then left nil, as for an unknown list.
 	_ = l.ElementsAs(context.Background(), &out, false)
 	return out
 }
@@ -158,6 +160,8 @@ func stringMap(m types.Map) map[string]string {
 		return nil
 	}
 	out := map[string]string{}
+	// ElementsAs fails only on an unknown or null element (a configuration
+	// known only at apply); out is then left empty, as for an unknown map.
 	_ = m.ElementsAs(context.Background(), &out, false)
 	return out
 }

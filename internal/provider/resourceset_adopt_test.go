@@ -7,8 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -29,10 +27,9 @@ import (
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/resourceset"
 )
 
-// perCLI is a name unique to one run of a test and to the CLI running it, for
-// objects a test leaves in the cluster on purpose: accTest runs the same steps
-// under both CLIs, one after the other, against one cluster. It is a Terraform
-// variable whose value is read when a step writes its configuration.
+// perCLI is a name unique to one run of a test under one CLI, for objects a
+// test leaves in the cluster on purpose: accTestEach builds each CLI's case
+// apart, so each run makes its own. It is a Terraform variable.
 type perCLI string
 
 func newPerCLI(prefix string) perCLI {
@@ -41,11 +38,7 @@ func newPerCLI(prefix string) perCLI {
 	return perCLI(prefix + "-" + hex.EncodeToString(b))
 }
 
-// For is the name under the named CLI.
-func (p perCLI) For(cli string) string { return string(p) + "-" + cli }
-
-// String is the name under the CLI running now (accTest sets its path).
-func (p perCLI) String() string { return p.For(filepath.Base(os.Getenv("TF_ACC_TERRAFORM_PATH"))) }
+func (p perCLI) String() string { return string(p) }
 
 func (p perCLI) MarshalJSON() ([]byte, error) { return json.Marshal(p.String()) }
 
@@ -90,18 +83,20 @@ func ownerLabelsOf(t *testing.T, obj client.Object) string {
 // too, and keeps its data when it leaves. Destroy keeps every adopted object,
 // without the owner labels, and deletes what the set created.
 func TestAccResourceSet_failedCreateKeepsAdoptedObjects(t *testing.T) {
-	const rs = "stevedore_resourceset.adopt"
-	ctx := context.Background()
-	prefix := newPerCLI("ad")
-	ns := func() string { return prefix.String() + "-team-g" }
-	vars := config.Variables{"prefix": prefix}
-	cfg := func(configMaps ...string) string {
-		var cms string
-		for _, name := range configMaps {
-			cms += fmt.Sprintf(`
+	t.Parallel()
+	accTestEach(t, func(t *testing.T) tfresource.TestCase {
+		const rs = "stevedore_resourceset.adopt"
+		ctx := context.Background()
+		prefix := newPerCLI("ad")
+		ns := func() string { return prefix.String() + "-team-g" }
+		vars := config.Variables{"prefix": prefix}
+		cfg := func(configMaps ...string) string {
+			var cms string
+			for _, name := range configMaps {
+				cms += fmt.Sprintf(`
     { apiVersion = "v1", kind = "ConfigMap", metadata = { name = %q, namespace = "${var.prefix}-team-g" }, data = { managed = "yes" } },`, name)
-		}
-		return providerBlock("") + `
+			}
+			return providerBlock("") + `
 variable "prefix" { type = string }
 
 resource "stevedore_resourceset" "adopt" {
@@ -112,203 +107,208 @@ resource "stevedore_resourceset" "adopt" {
   ]
 }
 `
-	}
-	// failing adds a namespace the set creates, holding a ConfigMap whose
-	// name has a typo. The plan's dry run cannot see the typo (the namespace
-	// does not exist yet), so the apply fails after applying both
-	// namespaces: a failed first apply that adopted team-g. (A typo in
-	// team-g itself, which exists, is refused at plan, before anything.)
-	failing := func() string {
-		return strings.Replace(cfg(), `},
+		}
+		// failing adds a namespace the set creates, holding a ConfigMap whose
+		// name has a typo. The plan's dry run cannot see the typo (the namespace
+		// does not exist yet), so the apply fails after applying both
+		// namespaces: a failed first apply that adopted team-g. (A typo in
+		// team-g itself, which exists, is refused at plan, before anything.)
+		failing := func() string {
+			return strings.Replace(cfg(), `},
   ]`, `},
     { apiVersion = "v1", kind = "Namespace", metadata = { name = "${var.prefix}-team-g-new" } },
     { apiVersion = "v1", kind = "ConfigMap", metadata = { name = "Bad_Name", namespace = "${var.prefix}-team-g-new" }, data = { managed = "yes" } },
   ]`, 1)
-	}
-	nsID := func() string { return "_" + ns() + "__Namespace" }
-	cmID := func(name string) func() string { return func() string { return ns() + "_" + name + "__ConfigMap" } }
-	namespace := func() *corev1.Namespace {
-		o := &corev1.Namespace{}
-		o.Name = ns()
-		return o
-	}
-	inNamespace := func(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: ns(), Name: name} }
-	configMap := func(name string) *corev1.ConfigMap { return &corev1.ConfigMap{ObjectMeta: inNamespace(name)} }
-	// untouched checks that the objects made outside Terraform are there, with
-	// their data and no owner labels.
-	untouched := func() error {
-		c := testClient(t)
-		if o := ownerLabelsOf(t, namespace()); o != "" {
-			return fmt.Errorf("Namespace %s has the owner labels of %s", ns(), o)
 		}
-		cm := configMap("precious")
-		if err := c.Get(ctx, client.ObjectKeyFromObject(cm), cm); err != nil {
-			return fmt.Errorf("ConfigMap precious: %w", err)
+		nsID := func() string { return "_" + ns() + "__Namespace" }
+		cmID := func(name string) func() string { return func() string { return ns() + "_" + name + "__ConfigMap" } }
+		namespace := func() *corev1.Namespace {
+			o := &corev1.Namespace{}
+			o.Name = ns()
+			return o
 		}
-		if !maps.Equal(cm.Data, map[string]string{"keep": "me"}) {
-			return fmt.Errorf("ConfigMap precious data %v", cm.Data)
-		}
-		sec := &corev1.Secret{}
-		if err := c.Get(ctx, client.ObjectKey{Namespace: ns(), Name: "db-password"}, sec); err != nil {
-			return fmt.Errorf("Secret db-password: %w", err)
-		}
-		return nil
-	}
-
-	accTest(t, tfresource.TestCase{
-		CheckDestroy: func(*terraform.State) error {
-			if err := untouched(); err != nil {
-				return fmt.Errorf("after destroy: %w", err)
+		inNamespace := func(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: ns(), Name: name} }
+		configMap := func(name string) *corev1.ConfigMap { return &corev1.ConfigMap{ObjectMeta: inNamespace(name)} }
+		// untouched checks that the objects made outside Terraform are there, with
+		// their data and no owner labels.
+		untouched := func() error {
+			c := testClient(t)
+			if o := ownerLabelsOf(t, namespace()); o != "" {
+				return fmt.Errorf("Namespace %s has the owner labels of %s", ns(), o)
 			}
-			if o := ownerLabelsOf(t, configMap("legacy")); o != "" {
-				return fmt.Errorf("ConfigMap legacy has the owner labels of %s", o)
+			cm := configMap("precious")
+			if err := c.Get(ctx, client.ObjectKeyFromObject(cm), cm); err != nil {
+				return fmt.Errorf("ConfigMap precious: %w", err)
 			}
-			if exists(t, "v1", "ConfigMap", ns(), "settings") {
-				return fmt.Errorf("the ConfigMap the set created survived destroy")
+			if !maps.Equal(cm.Data, map[string]string{"keep": "me"}) {
+				return fmt.Errorf("ConfigMap precious data %v", cm.Data)
+			}
+			sec := &corev1.Secret{}
+			if err := c.Get(ctx, client.ObjectKey{Namespace: ns(), Name: "db-password"}, sec); err != nil {
+				return fmt.Errorf("Secret db-password: %w", err)
 			}
 			return nil
-		},
-		Steps: []tfresource.TestStep{
-			{
-				PreConfig: func() {
-					c := testClient(t)
-					for _, o := range []client.Object{
-						namespace(),
-						&corev1.ConfigMap{ObjectMeta: inNamespace("precious"), Data: map[string]string{"keep": "me"}},
-						&corev1.Secret{ObjectMeta: inNamespace("db-password"), StringData: map[string]string{"password": "s3cret"}},
-					} {
-						if err := c.Create(ctx, o); err != nil {
+		}
+
+		// The adopted namespaces outlive the set on purpose.
+		t.Cleanup(func() {
+			for _, name := range []string{"-team-g", "-team-g-new"} {
+				o := &corev1.Namespace{}
+				o.Name = prefix.String() + name
+				_ = client.IgnoreNotFound(testClient(t).Delete(ctx, o))
+			}
+		})
+		return tfresource.TestCase{
+			CheckDestroy: func(*terraform.State) error {
+				if err := untouched(); err != nil {
+					return fmt.Errorf("after destroy: %w", err)
+				}
+				if o := ownerLabelsOf(t, configMap("legacy")); o != "" {
+					return fmt.Errorf("ConfigMap legacy has the owner labels of %s", o)
+				}
+				if exists(t, "v1", "ConfigMap", ns(), "settings") {
+					return fmt.Errorf("the ConfigMap the set created survived destroy")
+				}
+				return nil
+			},
+			Steps: []tfresource.TestStep{
+				{
+					PreConfig: func() {
+						c := testClient(t)
+						for _, o := range []client.Object{
+							namespace(),
+							&corev1.ConfigMap{ObjectMeta: inNamespace("precious"), Data: map[string]string{"keep": "me"}},
+							&corev1.Secret{ObjectMeta: inNamespace("db-password"), StringData: map[string]string{"password": "s3cret"}},
+						} {
+							if err := c.Create(ctx, o); err != nil {
+								t.Fatal(err)
+							}
+						}
+					},
+					Config:          failing(),
+					ConfigVariables: vars,
+					ConfigPlanChecks: tfresource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(rs, plancheck.ResourceActionCreate),
+						plancheck.ExpectKnownValue(rs, tfjsonpath.New("inventory"), knownvalue.ListExact([]knownvalue.Check{
+							entryCheck(func() string { return "_" + ns() + "-new__Namespace" }, knownvalue.Bool(false)),
+							entryCheck(nsID, knownvalue.Bool(true)),
+							entryCheck(func() string { return ns() + "-new_Bad_Name__ConfigMap" }, knownvalue.Bool(false)),
+						})),
+					}},
+					ExpectError: wrapped(`Resource set apply failed.*resourceset default/adopt: apply:.*Bad_Name`),
+				},
+				{
+					Config:          cfg("settings"),
+					ConfigVariables: vars,
+					ConfigPlanChecks: tfresource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(rs, plancheck.ResourceActionDestroyBeforeCreate),
+						plancheck.ExpectUnknownValue(rs, tfjsonpath.New("inventory").AtSliceIndex(0).AtMapKey("adopted")),
+						plancheck.ExpectKnownValue(rs, tfjsonpath.New("inventory").AtSliceIndex(1).AtMapKey("adopted"), knownvalue.Bool(false)),
+					}},
+					ConfigStateChecks: []statecheck.StateCheck{
+						statecheck.ExpectKnownValue(rs, tfjsonpath.New("inventory"), knownvalue.ListExact([]knownvalue.Check{
+							entryCheck(nsID, knownvalue.Bool(true)),
+							entryCheck(cmID("settings"), knownvalue.Bool(false)),
+						})),
+					},
+					Check: tfresource.ComposeTestCheckFunc(
+						func(*terraform.State) error {
+							if exists(t, "v1", "ConfigMap", ns(), "precious") && exists(t, "v1", "Secret", ns(), "db-password") {
+								return nil
+							}
+							return fmt.Errorf("the replace deleted the objects in the adopted Namespace %s", ns())
+						},
+						func(*terraform.State) error {
+							if o := ownerLabelsOf(t, namespace()); o != "default/adopt" {
+								return fmt.Errorf("Namespace owner labels %q", o)
+							}
+							return nil
+						},
+					),
+				},
+				{
+					// A ConfigMap made outside Terraform joins the set: adopted.
+					PreConfig: func() {
+						cm := configMap("legacy")
+						cm.Data = map[string]string{"theirs": "keep"}
+						if err := testClient(t).Create(ctx, cm); err != nil {
 							t.Fatal(err)
 						}
-					}
-				},
-				Config:          failing(),
-				ConfigVariables: vars,
-				ConfigPlanChecks: tfresource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction(rs, plancheck.ResourceActionCreate),
-					plancheck.ExpectKnownValue(rs, tfjsonpath.New("inventory"), knownvalue.ListExact([]knownvalue.Check{
-						entryCheck(func() string { return "_" + ns() + "-new__Namespace" }, knownvalue.Bool(false)),
-						entryCheck(nsID, knownvalue.Bool(true)),
-						entryCheck(func() string { return ns() + "-new_Bad_Name__ConfigMap" }, knownvalue.Bool(false)),
-					})),
-				}},
-				ExpectError: wrapped(`Resource set apply failed.*resourceset default/adopt: apply:.*Bad_Name`),
-			},
-			{
-				Config:          cfg("settings"),
-				ConfigVariables: vars,
-				ConfigPlanChecks: tfresource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction(rs, plancheck.ResourceActionDestroyBeforeCreate),
-					plancheck.ExpectUnknownValue(rs, tfjsonpath.New("inventory").AtSliceIndex(0).AtMapKey("adopted")),
-					plancheck.ExpectKnownValue(rs, tfjsonpath.New("inventory").AtSliceIndex(1).AtMapKey("adopted"), knownvalue.Bool(false)),
-				}},
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(rs, tfjsonpath.New("inventory"), knownvalue.ListExact([]knownvalue.Check{
-						entryCheck(nsID, knownvalue.Bool(true)),
-						entryCheck(cmID("settings"), knownvalue.Bool(false)),
-					})),
-				},
-				Check: tfresource.ComposeTestCheckFunc(
-					func(*terraform.State) error {
-						if exists(t, "v1", "ConfigMap", ns(), "precious") && exists(t, "v1", "Secret", ns(), "db-password") {
-							return nil
-						}
-						return fmt.Errorf("the replace deleted the objects in the adopted Namespace %s", ns())
 					},
-					func(*terraform.State) error {
-						if o := ownerLabelsOf(t, namespace()); o != "default/adopt" {
-							return fmt.Errorf("Namespace owner labels %q", o)
+					Config:          cfg("legacy", "settings"),
+					ConfigVariables: vars,
+					ConfigPlanChecks: tfresource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(rs, plancheck.ResourceActionUpdate),
+						plancheck.ExpectKnownValue(rs, tfjsonpath.New("inventory"), knownvalue.ListExact([]knownvalue.Check{
+							entryCheck(nsID, knownvalue.Bool(true)),
+							entryCheck(cmID("legacy"), knownvalue.Bool(true)),
+							entryCheck(cmID("settings"), knownvalue.Bool(false)),
+						})),
+					}},
+				},
+				{
+					// It leaves the set: prune keeps it and its data.
+					Config:          cfg("settings"),
+					ConfigVariables: vars,
+					Check: func(*terraform.State) error {
+						cm := configMap("legacy")
+						if o := ownerLabelsOf(t, cm); o != "" {
+							return fmt.Errorf("pruned adopted ConfigMap keeps the owner labels of %s", o)
+						}
+						if !maps.Equal(cm.Data, map[string]string{"theirs": "keep", "managed": "yes"}) {
+							return fmt.Errorf("pruned adopted ConfigMap data %v", cm.Data)
 						}
 						return nil
 					},
-				),
-			},
-			{
-				// A ConfigMap made outside Terraform joins the set: adopted.
-				PreConfig: func() {
-					cm := configMap("legacy")
-					cm.Data = map[string]string{"theirs": "keep"}
-					if err := testClient(t).Create(ctx, cm); err != nil {
-						t.Fatal(err)
-					}
-				},
-				Config:          cfg("legacy", "settings"),
-				ConfigVariables: vars,
-				ConfigPlanChecks: tfresource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction(rs, plancheck.ResourceActionUpdate),
-					plancheck.ExpectKnownValue(rs, tfjsonpath.New("inventory"), knownvalue.ListExact([]knownvalue.Check{
-						entryCheck(nsID, knownvalue.Bool(true)),
-						entryCheck(cmID("legacy"), knownvalue.Bool(true)),
-						entryCheck(cmID("settings"), knownvalue.Bool(false)),
-					})),
-				}},
-			},
-			{
-				// It leaves the set: prune keeps it and its data.
-				Config:          cfg("settings"),
-				ConfigVariables: vars,
-				Check: func(*terraform.State) error {
-					cm := configMap("legacy")
-					if o := ownerLabelsOf(t, cm); o != "" {
-						return fmt.Errorf("pruned adopted ConfigMap keeps the owner labels of %s", o)
-					}
-					if !maps.Equal(cm.Data, map[string]string{"theirs": "keep", "managed": "yes"}) {
-						return fmt.Errorf("pruned adopted ConfigMap data %v", cm.Data)
-					}
-					return nil
 				},
 			},
-		},
-	})
-	for _, cli := range []string{"tofu", "terraform"} {
-		for _, name := range []string{"-team-g", "-team-g-new"} {
-			o := &corev1.Namespace{}
-			o.Name = prefix.For(cli) + name
-			_ = client.IgnoreNotFound(testClient(t).Delete(ctx, o))
 		}
-	}
+	})
 }
 
 // A set refuses, at plan, an object another set owns, naming the owner; the
 // owner's object stays as it was.
 func TestAccResourceSet_refusesObjectOwnedByAnotherSet(t *testing.T) {
-	set := func(name, from string) string {
-		return fmt.Sprintf(`
+	t.Parallel()
+	accTestEach(t, func(t *testing.T) tfresource.TestCase {
+		set := func(name, from string) string {
+			return fmt.Sprintf(`
 resource "stevedore_resourceset" %q {
   name      = %q
   namespace = "default"
   resources = [{ apiVersion = "v1", kind = "ConfigMap", metadata = { name = "owned-shared" }, data = { from = %q } }]
 }
 `, name, name, from)
-	}
-	a := providerBlock("") + set("own-a", "a")
-	accTest(t, tfresource.TestCase{
-		CheckDestroy: func(*terraform.State) error {
-			if exists(t, "v1", "ConfigMap", "default", "owned-shared") {
-				return fmt.Errorf("ConfigMap owned-shared survived destroy")
-			}
-			return nil
-		},
-		Steps: []tfresource.TestStep{
-			{Config: a},
-			{
-				Config:      a + set("own-b", "b"),
-				ExpectError: wrapped(`resourceset default/own-b: resources: ConfigMap/default/owned-shared is owned by stevedore_resourceset default/own-a \(owner [0-9a-f]{32}\); remove it from one of the sets`),
+		}
+		a := providerBlock("") + set("own-a", "a")
+		return tfresource.TestCase{
+			CheckDestroy: func(*terraform.State) error {
+				if exists(t, "v1", "ConfigMap", "default", "owned-shared") {
+					return fmt.Errorf("ConfigMap owned-shared survived destroy")
+				}
+				return nil
 			},
-			{
-				Config: a,
-				Check: func(*terraform.State) error {
-					var cm corev1.ConfigMap
-					if err := testClient(t).Get(context.Background(), client.ObjectKey{Namespace: "default", Name: "owned-shared"}, &cm); err != nil {
-						return err
-					}
-					if cm.Data["from"] != "a" || cm.Labels[resourceset.NameLabel] != "own-a" {
-						return fmt.Errorf("own-a's ConfigMap changed: data %v labels %v", cm.Data, cm.Labels)
-					}
-					return nil
+			Steps: []tfresource.TestStep{
+				{Config: a},
+				{
+					Config:      a + set("own-b", "b"),
+					ExpectError: wrapped(`resourceset default/own-b: resources: ConfigMap/default/owned-shared is owned by stevedore_resourceset default/own-a \(owner [0-9a-f]{32}\); remove it from one of the sets`),
+				},
+				{
+					Config: a,
+					Check: func(*terraform.State) error {
+						var cm corev1.ConfigMap
+						if err := testClient(t).Get(context.Background(), client.ObjectKey{Namespace: "default", Name: "owned-shared"}, &cm); err != nil {
+							return err
+						}
+						if cm.Data["from"] != "a" || cm.Labels[resourceset.NameLabel] != "own-a" {
+							return fmt.Errorf("own-a's ConfigMap changed: data %v labels %v", cm.Data, cm.Labels)
+						}
+						return nil
+					},
 				},
 			},
-		},
+		}
 	})
 }
 

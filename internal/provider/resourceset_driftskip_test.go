@@ -20,11 +20,13 @@ import (
 // another manager's edit, and a delete-and-recreate with other content each
 // show as drift, which apply corrects.
 func TestAccResourceSet_driftSkipMissesNothing(t *testing.T) {
-	ns := uniqueNamespace(t, "rs-skip")
-	ctx := context.Background()
-	c := testClient(t)
-	const rs = "stevedore_resourceset.skip"
-	cfg := providerBlock("") + fmt.Sprintf(`
+	t.Parallel()
+	accTestEach(t, func(t *testing.T) resource.TestCase {
+		ns := uniqueNamespace(t, "rs-skip")
+		ctx := context.Background()
+		c := testClient(t)
+		const rs = "stevedore_resourceset.skip"
+		cfg := providerBlock("") + fmt.Sprintf(`
 resource "stevedore_resourceset" "skip" {
   name      = "skip"
   namespace = %[1]q
@@ -46,67 +48,68 @@ resource "stevedore_resourceset" "skip" {
   EOT
 }
 `, ns)
-	depKey, confKey := client.ObjectKey{Namespace: ns, Name: "web"}, client.ObjectKey{Namespace: ns, Name: "conf"}
-	drifted := func(id, change string) resource.ConfigPlanChecks {
-		return resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-			plancheck.ExpectResourceAction(rs, plancheck.ResourceActionUpdate),
-			plancheck.ExpectKnownValue(rs, tfjsonpath.New("drift"), knownvalue.ListSizeExact(0)),
-			expectPriorDrift(rs, map[string][]string{id: {change}}),
-		}}
-	}
+		depKey, confKey := client.ObjectKey{Namespace: ns, Name: "web"}, client.ObjectKey{Namespace: ns, Name: "conf"}
+		drifted := func(id, change string) resource.ConfigPlanChecks {
+			return resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				plancheck.ExpectResourceAction(rs, plancheck.ResourceActionUpdate),
+				plancheck.ExpectKnownValue(rs, tfjsonpath.New("drift"), knownvalue.ListSizeExact(0)),
+				expectPriorDrift(rs, map[string][]string{id: {change}}),
+			}}
+		}
 
-	accTest(t, resource.TestCase{
-		Steps: []resource.TestStep{
-			{Config: cfg},
-			{
-				PreConfig: func() {
-					testenv.WriteDeploymentStatus(t, c, depKey)
+		return resource.TestCase{
+			Steps: []resource.TestStep{
+				{Config: cfg},
+				{
+					PreConfig: func() {
+						testenv.WriteDeploymentStatus(t, c, depKey)
+					},
+					Config:           cfg,
+					ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
 				},
-				Config:           cfg,
-				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
-			},
-			{
-				PreConfig: func() {
-					testenv.ScaleDeployment(t, c, depKey, 4)
+				{
+					PreConfig: func() {
+						testenv.ScaleDeployment(t, c, depKey, 4)
+					},
+					Config:           cfg,
+					ConfigPlanChecks: drifted(ns+"_web_apps_Deployment", `/spec/replicas=4->1`),
 				},
-				Config:           cfg,
-				ConfigPlanChecks: drifted(ns+"_web_apps_Deployment", `/spec/replicas=4->1`),
-			},
-			{
-				PreConfig: func() {
-					c := testClient(t)
-					cm := &corev1.ConfigMap{}
-					if err := c.Get(ctx, confKey, cm); err != nil {
-						t.Fatal(err)
-					}
-					cm.Data["k"] = "edited"
-					if err := c.Update(ctx, cm, client.FieldOwner("someone-else")); err != nil {
-						t.Fatal(err)
-					}
+				{
+					PreConfig: func() {
+						c := testClient(t)
+						cm := &corev1.ConfigMap{}
+						if err := c.Get(ctx, confKey, cm); err != nil {
+							t.Fatal(err)
+						}
+						cm.Data["k"] = "edited"
+						if err := c.Update(ctx, cm, client.FieldOwner("someone-else")); err != nil {
+							t.Fatal(err)
+						}
+					},
+					Config:           cfg,
+					ConfigPlanChecks: drifted(ns+"_conf__ConfigMap", `/data/k="edited"->"v"`),
 				},
-				Config:           cfg,
-				ConfigPlanChecks: drifted(ns+"_conf__ConfigMap", `/data/k="edited"->"v"`),
-			},
-			{
-				// Same name, a new object (new UID), other data.
-				PreConfig: func() {
-					c := testClient(t)
-					cm := &corev1.ConfigMap{}
-					if err := c.Get(ctx, confKey, cm); err != nil {
-						t.Fatal(err)
-					}
-					if err := c.Delete(ctx, cm); err != nil {
-						t.Fatal(err)
-					}
-					again := &corev1.ConfigMap{Data: map[string]string{"k": "other"}}
-					again.Namespace, again.Name, again.Labels, again.Annotations = ns, "conf", cm.Labels, cm.Annotations
-					if err := c.Create(ctx, again, client.FieldOwner("someone-else")); err != nil {
-						t.Fatal(err)
-					}
+				{
+					// Same name, a new object (new UID), other data.
+					PreConfig: func() {
+						c := testClient(t)
+						cm := &corev1.ConfigMap{}
+						if err := c.Get(ctx, confKey, cm); err != nil {
+							t.Fatal(err)
+						}
+						if err := c.Delete(ctx, cm); err != nil {
+							t.Fatal(err)
+						}
+						again := &corev1.ConfigMap{Data: map[string]string{"k": "other"}}
+						again.Namespace, again.Name, again.Labels, again.Annotations = ns, "conf", cm.Labels, cm.Annotations
+						if err := c.Create(ctx, again, client.FieldOwner("someone-else")); err != nil {
+							t.Fatal(err)
+						}
+					},
+					Config:           cfg,
+					ConfigPlanChecks: drifted(ns+"_conf__ConfigMap", `/data/k="other"->"v"`),
 				},
-				Config:           cfg,
-				ConfigPlanChecks: drifted(ns+"_conf__ConfigMap", `/data/k="other"->"v"`),
 			},
-		},
+		}
 	})
 }

@@ -41,17 +41,19 @@ resource "stevedore_resourceset" "funcs" {
 // lines), naming the function and the resource, even in a branch no input
 // takes.
 func TestAccResourceSet_templateFunctions(t *testing.T) {
-	ns := newPerCLI("fn")
-	nested := `    apiVersion: v1
+	t.Parallel()
+	accTestEach(t, func(t *testing.T) resource.TestCase {
+		ns := newPerCLI("fn")
+		nested := `    apiVersion: v1
     kind: ConfigMap
     metadata:
       name: nested
       namespace: ${var.ns}
     data: << inputs.selector | toYaml | nindent 2 >>`
-	accTest(t, resource.TestCase{
-		Steps: []resource.TestStep{
-			{
-				Config: funcsConfig(`
+		return resource.TestCase{
+			Steps: []resource.TestStep{
+				{
+					Config: funcsConfig(`
     {
       apiVersion = "v1"
       kind       = "ConfigMap"
@@ -67,54 +69,55 @@ func TestAccResourceSet_templateFunctions(t *testing.T) {
       metadata                     = { name = "app", namespace = var.ns }
       automountServiceAccountToken = "<< inputs.enabled | bool >>"
     },`, nested),
-				ConfigVariables: nsVar(ns),
-				Check: func(*terraform.State) error {
-					c, ctx := testClient(t), t.Context()
-					var cm corev1.ConfigMap
-					if err := c.Get(ctx, client.ObjectKey{Namespace: ns.String(), Name: "yaml"}, &cm); err != nil {
-						return err
-					}
-					if want := map[string]string{"quoted": "tier: gold\n", "must": "tier: gold\n"}; !maps.Equal(cm.Data, want) {
-						return fmt.Errorf("ConfigMap yaml has data %q, want %q", cm.Data, want)
-					}
-					if err := c.Get(ctx, client.ObjectKey{Namespace: ns.String(), Name: "nested"}, &cm); err != nil {
-						return err
-					}
-					if want := map[string]string{"app": "web", "tier": "gold"}; !maps.Equal(cm.Data, want) {
-						return fmt.Errorf("ConfigMap nested has data %q, want %q", cm.Data, want)
-					}
-					var sa corev1.ServiceAccount
-					if err := c.Get(ctx, client.ObjectKey{Namespace: ns.String(), Name: "app"}, &sa); err != nil {
-						return err
-					}
-					if sa.AutomountServiceAccountToken == nil || !*sa.AutomountServiceAccountToken {
-						return fmt.Errorf("automountServiceAccountToken = %v, want true", sa.AutomountServiceAccountToken)
-					}
-					return nil
+					ConfigVariables: nsVar(ns),
+					Check: func(*terraform.State) error {
+						c, ctx := testClient(t), t.Context()
+						var cm corev1.ConfigMap
+						if err := c.Get(ctx, client.ObjectKey{Namespace: ns.String(), Name: "yaml"}, &cm); err != nil {
+							return err
+						}
+						if want := map[string]string{"quoted": "tier: gold\n", "must": "tier: gold\n"}; !maps.Equal(cm.Data, want) {
+							return fmt.Errorf("ConfigMap yaml has data %q, want %q", cm.Data, want)
+						}
+						if err := c.Get(ctx, client.ObjectKey{Namespace: ns.String(), Name: "nested"}, &cm); err != nil {
+							return err
+						}
+						if want := map[string]string{"app": "web", "tier": "gold"}; !maps.Equal(cm.Data, want) {
+							return fmt.Errorf("ConfigMap nested has data %q, want %q", cm.Data, want)
+						}
+						var sa corev1.ServiceAccount
+						if err := c.Get(ctx, client.ObjectKey{Namespace: ns.String(), Name: "app"}, &sa); err != nil {
+							return err
+						}
+						if sa.AutomountServiceAccountToken == nil || !*sa.AutomountServiceAccountToken {
+							return fmt.Errorf("automountServiceAccountToken = %v, want true", sa.AutomountServiceAccountToken)
+						}
+						return nil
+					},
 				},
-			},
-			{
-				Config: funcsConfig(`
+				{
+					Config: funcsConfig(`
     {
       apiVersion = "v1"
       kind       = "Secret"
       metadata   = { name = "key", namespace = var.ns }
       stringData = { "tls.key" = "<< genPrivateKey \"rsa\" >>" }
     },`, nested),
-				ConfigVariables: nsVar(ns),
-				PlanOnly:        true,
-				ExpectError: wrapped(`Cannot plan the resource set .*in resource "stevedore_resourceset" "funcs": [0-9]+: \{ [0-9]+: apiVersion = "v1" [0-9]+: kind = "Secret"` +
-					`.*resourceset default/funcs: resources\[1\]: .*` +
-					`function "genPrivateKey" is not available: it is random, and the plan renders the templates again at apply`),
+					ConfigVariables: nsVar(ns),
+					PlanOnly:        true,
+					ExpectError: wrapped(`Cannot plan the resource set .*in resource "stevedore_resourceset" "funcs": [0-9]+: \{ [0-9]+: apiVersion = "v1" [0-9]+: kind = "Secret"` +
+						`.*resourceset default/funcs: resources\[1\]: .*` +
+						`function "genPrivateKey" is not available: it is random, and the plan renders the templates again at apply`),
+				},
+				{
+					Config:          funcsConfig("", nested+"\n    << if false >><< genCA \"ca\" 365 >><< end >>"),
+					ConfigVariables: nsVar(ns),
+					PlanOnly:        true,
+					ExpectError: wrapped(`Cannot plan the resource set .*in resource "stevedore_resourceset" "funcs": [0-9]+: resources_template = ` +
+						`.*resourceset default/funcs: resources_template: .*` +
+						`function "genCA" is not available: it is random`),
+				},
 			},
-			{
-				Config:          funcsConfig("", nested+"\n    << if false >><< genCA \"ca\" 365 >><< end >>"),
-				ConfigVariables: nsVar(ns),
-				PlanOnly:        true,
-				ExpectError: wrapped(`Cannot plan the resource set .*in resource "stevedore_resourceset" "funcs": [0-9]+: resources_template = ` +
-					`.*resourceset default/funcs: resources_template: .*` +
-					`function "genCA" is not available: it is random`),
-			},
-		},
+		}
 	})
 }

@@ -86,6 +86,7 @@ func inputsCheck(want []map[string]string) knownvalue.Check {
 // the checksum of `uid`; concat() with literal inputs gives the union that
 // feeds stevedore_resourceset.inputs.
 func TestAccResourceSetInputs_static(t *testing.T) {
+	t.Parallel()
 	config := inputsConfig(`
 data "stevedore_resourceset_inputs" "static" {
   type           = "Static"
@@ -117,6 +118,7 @@ output "all" {
 
 // Every bad field is a diagnostic that names it.
 func TestAccResourceSetInputs_invalid(t *testing.T) {
+	t.Parallel()
 	step := func(body, want string) resource.TestStep {
 		return resource.TestStep{
 			Config:   "provider \"stevedore\" {}\ndata \"stevedore_resourceset_inputs\" \"x\" {\n" + body + "\n}\n",
@@ -229,6 +231,7 @@ func (o *ociTags) digest(tag string) string {
 // latest semver tags first, and a tag pushed between two plans shows in the
 // second.
 func TestAccResourceSetInputs_ociArtifactTag(t *testing.T) {
+	t.Parallel()
 	reg, err := testenv.StartOCIRegistry(testenv.OCIRegistryOptions{Username: "oci-user", Password: "oci-pass"})
 	if err != nil {
 		t.Fatal(err)
@@ -284,6 +287,7 @@ data "stevedore_resourceset_inputs" "oci" {
 // A url known only at apply: validation waits for it, and Terraform reads the
 // data source during the apply.
 func TestAccResourceSetInputs_unknownUntilApply(t *testing.T) {
+	t.Parallel()
 	reg, err := testenv.StartOCIRegistry(testenv.OCIRegistryOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -415,6 +419,7 @@ func testGitHost(t *testing.T, host, url string, slug bool, set func(crs []input
 // GitHubPullRequest, GitHubBranch and GitHubTag through go-github against a
 // fake GitHub Enterprise API that pages two items at a time.
 func TestAccResourceSetInputs_gitHub(t *testing.T) {
+	t.Parallel()
 	gh := inputstest.StartGitHub("org", "app", "s3cret", 2)
 	t.Cleanup(gh.Close)
 	testGitHost(t, "GitHub", gh.RepoURL(), false, func(crs []inputstest.ChangeRequest) { gh.Set(crs, accBranches, accTags) })
@@ -423,6 +428,7 @@ func TestAccResourceSetInputs_gitHub(t *testing.T) {
 // GitLabMergeRequest, GitLabBranch and GitLabTag through GitLab's client-go
 // against a fake GitLab API that pages two items at a time.
 func TestAccResourceSetInputs_gitLab(t *testing.T) {
+	t.Parallel()
 	gl := inputstest.StartGitLab("group/sub/app", "s3cret", 2)
 	t.Cleanup(gl.Close)
 	testGitHost(t, "GitLab", gl.ProjectURL(), true, func(crs []inputstest.ChangeRequest) { gl.Set(crs, accBranches, accTags) })
@@ -432,6 +438,7 @@ func TestAccResourceSetInputs_gitLab(t *testing.T) {
 // stevedore_resourceset; a tag pushed between two plans shows in the next
 // plan as a new set of objects, which the apply creates.
 func TestAccResourceSetInputs_previewEnvironments(t *testing.T) {
+	t.Parallel()
 	testenv.Need(t)
 	reg, err := testenv.StartOCIRegistry(testenv.OCIRegistryOptions{})
 	if err != nil {

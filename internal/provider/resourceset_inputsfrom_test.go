@@ -84,34 +84,36 @@ func configMapData(t *testing.T, ns, name, key string) string {
 // Entries with both name and selector, or neither, and a missing provider
 // are errors naming inputs_from[N].
 func TestAccResourceSet_inputsFrom(t *testing.T) {
-	const rs = "stevedore_resourceset.from"
-	c := testClient(t)
-	testenv.InstallInputProviderCRD(t, c)
-	ns := uniqueNamespace(t, "inputs-from")
-	entry := func(name string) knownvalue.Check {
-		return knownvalue.ObjectExact(map[string]knownvalue.Check{
-			"id": knownvalue.StringExact(ns + "_" + name + "__ConfigMap"), "v": knownvalue.StringExact("v1"),
-			"adopted": knownvalue.Bool(false), "step": knownvalue.Null(),
-		})
-	}
-	reset := func() {
-		testenv.SetInputProvider(t, c, ns, "alpha", nil, map[string]any{"id": "a1", "tenant": "alpha"})
-		testenv.SetInputProvider(t, c, ns, "beta", map[string]string{"app": "demo", "tier": "web"}, map[string]any{"id": "b1", "tenant": "beta"})
-		testenv.SetInputProvider(t, c, ns, "gamma", map[string]string{"app": "demo", "tier": "db"}, map[string]any{"id": "g1", "tenant": "gamma"})
-	}
-	accTest(t, resource.TestCase{
-		CheckDestroy: func(*terraform.State) error {
-			for _, name := range []string{"cm-alpha", "cm-beta", "cm-beta2", "cm-literal"} {
-				if exists(t, "v1", "ConfigMap", ns, name) {
-					return fmt.Errorf("ConfigMap %s/%s still exists", ns, name)
+	t.Parallel()
+	accTestEach(t, func(t *testing.T) resource.TestCase {
+		const rs = "stevedore_resourceset.from"
+		c := testClient(t)
+		testenv.InstallInputProviderCRD(t, c)
+		ns := uniqueNamespace(t, "inputs-from")
+		entry := func(name string) knownvalue.Check {
+			return knownvalue.ObjectExact(map[string]knownvalue.Check{
+				"id": knownvalue.StringExact(ns + "_" + name + "__ConfigMap"), "v": knownvalue.StringExact("v1"),
+				"adopted": knownvalue.Bool(false), "step": knownvalue.Null(),
+			})
+		}
+		reset := func() {
+			testenv.SetInputProvider(t, c, ns, "alpha", nil, map[string]any{"id": "a1", "tenant": "alpha"})
+			testenv.SetInputProvider(t, c, ns, "beta", map[string]string{"app": "demo", "tier": "web"}, map[string]any{"id": "b1", "tenant": "beta"})
+			testenv.SetInputProvider(t, c, ns, "gamma", map[string]string{"app": "demo", "tier": "db"}, map[string]any{"id": "g1", "tenant": "gamma"})
+		}
+		return resource.TestCase{
+			CheckDestroy: func(*terraform.State) error {
+				for _, name := range []string{"cm-alpha", "cm-beta", "cm-beta2", "cm-literal"} {
+					if exists(t, "v1", "ConfigMap", ns, name) {
+						return fmt.Errorf("ConfigMap %s/%s still exists", ns, name)
+					}
 				}
-			}
-			return nil
-		},
-		Steps: []resource.TestStep{
-			{
-				PreConfig: reset,
-				Config: inputsFromConfig(ns, `
+				return nil
+			},
+			Steps: []resource.TestStep{
+				{
+					PreConfig: reset,
+					Config: inputsFromConfig(ns, `
 resource "stevedore_resourceset" "bad" {
   name      = "bad"
   namespace = "default"
@@ -130,11 +132,11 @@ resource "stevedore_resourceset" "bad" {
   resources = [{ apiVersion = "v1", kind = "ConfigMap", metadata = { name = "x" } }]
 }
 `),
-				PlanOnly:    true,
-				ExpectError: regexp.MustCompile(`(?s)inputs_from\[1\]: set either name or selector, not\s+both.*inputs_from\[2\]: set name or\s+selector`),
-			},
-			{
-				Config: inputsFromConfig(ns, fmt.Sprintf(`
+					PlanOnly:    true,
+					ExpectError: regexp.MustCompile(`(?s)inputs_from\[1\]: set either name or selector, not\s+both.*inputs_from\[2\]: set name or\s+selector`),
+				},
+				{
+					Config: inputsFromConfig(ns, fmt.Sprintf(`
 resource "stevedore_resourceset" "bad" {
   name      = "bad"
   namespace = %q
@@ -147,11 +149,11 @@ resource "stevedore_resourceset" "bad" {
   resources = [{ apiVersion = "v1", kind = "ConfigMap", metadata = { name = "x" } }]
 }
 `, ns)),
-				PlanOnly:    true,
-				ExpectError: regexp.MustCompile(`inputs_from\[1\]: ResourceSetInputProvider\s+` + ns + `/gone\s+not\s+found`),
-			},
-			{
-				Config: inputsFromConfig(ns, `
+					PlanOnly:    true,
+					ExpectError: regexp.MustCompile(`inputs_from\[1\]: ResourceSetInputProvider\s+` + ns + `/gone\s+not\s+found`),
+				},
+				{
+					Config: inputsFromConfig(ns, `
 resource "stevedore_resourceset" "bad" {
   name      = "bad"
   namespace = "default"
@@ -164,101 +166,105 @@ resource "stevedore_resourceset" "bad" {
   resources = [{ apiVersion = "v1", kind = "ConfigMap", metadata = { name = "x" } }]
 }
 `),
-				PlanOnly:    true,
-				ExpectError: regexp.MustCompile(`input_strategy: name "Permute" is not supported\s+yet`),
-			},
-			{
-				// Errors first: the harness destroys with the last step's
-				// configuration.
-				PreConfig: reset,
-				Config:    inputsFromConfig(ns, ""),
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(rs, tfjsonpath.New("inventory"), knownvalue.ListExact([]knownvalue.Check{
-						entry("cm-alpha"), entry("cm-beta"), entry("cm-literal"),
-					})),
+					PlanOnly:    true,
+					ExpectError: regexp.MustCompile(`input_strategy: name "Permute" is not supported\s+yet`),
 				},
-				Check: resource.ComposeTestCheckFunc(
-					func(*terraform.State) error {
-						for name, want := range map[string]string{
-							"cm-alpha": "ResourceSetInputProvider/alpha", "cm-beta": "ResourceSetInputProvider/beta", "cm-literal": "none",
-						} {
-							if got := configMapData(t, ns, name, "provider"); got != want {
-								return fmt.Errorf("%s: data.provider = %q, want %q", name, got, want)
+				{
+					// Errors first: the harness destroys with the last step's
+					// configuration.
+					PreConfig: reset,
+					Config:    inputsFromConfig(ns, ""),
+					ConfigStateChecks: []statecheck.StateCheck{
+						statecheck.ExpectKnownValue(rs, tfjsonpath.New("inventory"), knownvalue.ListExact([]knownvalue.Check{
+							entry("cm-alpha"), entry("cm-beta"), entry("cm-literal"),
+						})),
+					},
+					Check: resource.ComposeTestCheckFunc(
+						func(*terraform.State) error {
+							for name, want := range map[string]string{
+								"cm-alpha": "ResourceSetInputProvider/alpha", "cm-beta": "ResourceSetInputProvider/beta", "cm-literal": "none",
+							} {
+								if got := configMapData(t, ns, name, "provider"); got != want {
+									return fmt.Errorf("%s: data.provider = %q, want %q", name, got, want)
+								}
 							}
-						}
-						return nil
+							return nil
+						},
+						checkExists(t, false, "v1", "ConfigMap", ns, "cm-gamma"),
+					),
+				},
+				{
+					// beta exports a second input: the plan shows its object.
+					PreConfig: func() {
+						testenv.SetInputProvider(t, c, ns, "beta", map[string]string{"app": "demo", "tier": "web"},
+							map[string]any{"id": "b1", "tenant": "beta"}, map[string]any{"id": "b2", "tenant": "beta2"})
 					},
-					checkExists(t, false, "v1", "ConfigMap", ns, "cm-gamma"),
-				),
-			},
-			{
-				// beta exports a second input: the plan shows its object.
-				PreConfig: func() {
-					testenv.SetInputProvider(t, c, ns, "beta", map[string]string{"app": "demo", "tier": "web"},
-						map[string]any{"id": "b1", "tenant": "beta"}, map[string]any{"id": "b2", "tenant": "beta2"})
-				},
-				Config: inputsFromConfig(ns, ""),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{
-						plancheck.ExpectResourceAction(rs, plancheck.ResourceActionUpdate),
-						plancheck.ExpectKnownValue(rs, tfjsonpath.New("inventory"), knownvalue.ListExact([]knownvalue.Check{
-							entry("cm-alpha"), entry("cm-beta2"), entry("cm-beta"), entry("cm-literal"),
-						})),
+					Config: inputsFromConfig(ns, ""),
+					ConfigPlanChecks: resource.ConfigPlanChecks{
+						PreApply: []plancheck.PlanCheck{
+							plancheck.ExpectResourceAction(rs, plancheck.ResourceActionUpdate),
+							plancheck.ExpectKnownValue(rs, tfjsonpath.New("inventory"), knownvalue.ListExact([]knownvalue.Check{
+								entry("cm-alpha"), entry("cm-beta2"), entry("cm-beta"), entry("cm-literal"),
+							})),
+						},
 					},
+					Check: checkExists(t, true, "v1", "ConfigMap", ns, "cm-beta2"),
 				},
-				Check: checkExists(t, true, "v1", "ConfigMap", ns, "cm-beta2"),
-			},
-			{
-				// beta exports nothing any more: its objects are pruned.
-				PreConfig: func() {
-					testenv.SetInputProvider(t, c, ns, "beta", map[string]string{"app": "demo", "tier": "web"})
-				},
-				Config: inputsFromConfig(ns, ""),
-				ConfigPlanChecks: resource.ConfigPlanChecks{
-					PreApply: []plancheck.PlanCheck{
-						plancheck.ExpectKnownValue(rs, tfjsonpath.New("inventory"), knownvalue.ListExact([]knownvalue.Check{
-							entry("cm-alpha"), entry("cm-literal"),
-						})),
+				{
+					// beta exports nothing any more: its objects are pruned.
+					PreConfig: func() {
+						testenv.SetInputProvider(t, c, ns, "beta", map[string]string{"app": "demo", "tier": "web"})
 					},
+					Config: inputsFromConfig(ns, ""),
+					ConfigPlanChecks: resource.ConfigPlanChecks{
+						PreApply: []plancheck.PlanCheck{
+							plancheck.ExpectKnownValue(rs, tfjsonpath.New("inventory"), knownvalue.ListExact([]knownvalue.Check{
+								entry("cm-alpha"), entry("cm-literal"),
+							})),
+						},
+					},
+					Check: resource.ComposeTestCheckFunc(
+						checkExists(t, false, "v1", "ConfigMap", ns, "cm-beta"),
+						checkExists(t, false, "v1", "ConfigMap", ns, "cm-beta2"),
+					),
 				},
-				Check: resource.ComposeTestCheckFunc(
-					checkExists(t, false, "v1", "ConfigMap", ns, "cm-beta"),
-					checkExists(t, false, "v1", "ConfigMap", ns, "cm-beta2"),
-				),
 			},
-		},
+		}
 	})
 }
 
 // TestAccResourceSet_inputsFromExample applies the documented example, in a
 // namespace of its own, with a provider by name and one by selector.
 func TestAccResourceSet_inputsFromExample(t *testing.T) {
-	src, err := os.ReadFile("../../examples/resources/stevedore_resourceset/inputs_from.tf")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := testClient(t)
-	testenv.InstallInputProviderCRD(t, c)
-	ns := uniqueNamespace(t, "rs-inputs-from-example")
-	testenv.SetInputProvider(t, c, ns, "podinfo-pull-requests", nil, map[string]any{"id": "42", "branch": "feat"})
-	testenv.SetInputProvider(t, c, ns, "podinfo-dev", map[string]string{"app": "podinfo", "environment": "dev"}, map[string]any{"id": "7", "branch": "dev"})
-	testenv.SetInputProvider(t, c, ns, "podinfo-prod", map[string]string{"app": "podinfo", "environment": "prod"}, map[string]any{"id": "9", "branch": "prod"})
-	config := providerBlock("") + strings.Replace(string(src), `namespace = "apps"`, fmt.Sprintf("namespace = %q", ns), 1)
-	accTest(t, resource.TestCase{
-		Steps: []resource.TestStep{{
-			Config: config,
-			Check: func(*terraform.State) error {
-				for name, want := range map[string]string{"preview-main": "inputs", "preview-42": "podinfo-pull-requests", "preview-7": "podinfo-dev"} {
-					if got := configMapData(t, ns, name, "source"); got != want {
-						return fmt.Errorf("%s: data.source = %q, want %q", name, got, want)
+	t.Parallel()
+	accTestEach(t, func(t *testing.T) resource.TestCase {
+		src, err := os.ReadFile("../../examples/resources/stevedore_resourceset/inputs_from.tf")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := testClient(t)
+		testenv.InstallInputProviderCRD(t, c)
+		ns := uniqueNamespace(t, "rs-inputs-from-example")
+		testenv.SetInputProvider(t, c, ns, "podinfo-pull-requests", nil, map[string]any{"id": "42", "branch": "feat"})
+		testenv.SetInputProvider(t, c, ns, "podinfo-dev", map[string]string{"app": "podinfo", "environment": "dev"}, map[string]any{"id": "7", "branch": "dev"})
+		testenv.SetInputProvider(t, c, ns, "podinfo-prod", map[string]string{"app": "podinfo", "environment": "prod"}, map[string]any{"id": "9", "branch": "prod"})
+		config := providerBlock("") + strings.Replace(string(src), `namespace = "apps"`, fmt.Sprintf("namespace = %q", ns), 1)
+		return resource.TestCase{
+			Steps: []resource.TestStep{{
+				Config: config,
+				Check: func(*terraform.State) error {
+					for name, want := range map[string]string{"preview-main": "inputs", "preview-42": "podinfo-pull-requests", "preview-7": "podinfo-dev"} {
+						if got := configMapData(t, ns, name, "source"); got != want {
+							return fmt.Errorf("%s: data.source = %q, want %q", name, got, want)
+						}
 					}
-				}
-				if exists(t, "v1", "ConfigMap", ns, "preview-9") {
-					return fmt.Errorf("preview-9 rendered: environment prod is not selected")
-				}
-				return nil
-			},
-		}},
+					if exists(t, "v1", "ConfigMap", ns, "preview-9") {
+						return fmt.Errorf("preview-9 rendered: environment prod is not selected")
+					}
+					return nil
+				},
+			}},
+		}
 	})
 }
 

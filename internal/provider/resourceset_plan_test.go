@@ -21,9 +21,11 @@ import (
 // plan, naming it, before anything is applied; after a refresh the plan of
 // an unchanged set is empty.
 func TestAccResourceSet_planShowsChanges(t *testing.T) {
-	ns := uniqueNamespace(t, "rs-changes")
-	config := func(greeting string, replicas int) string {
-		return providerBlock("") + fmt.Sprintf(`
+	t.Parallel()
+	accTestEach(t, func(t *testing.T) resource.TestCase {
+		ns := uniqueNamespace(t, "rs-changes")
+		config := func(greeting string, replicas int) string {
+			return providerBlock("") + fmt.Sprintf(`
 resource "stevedore_resourceset" "set" {
   name      = "changes"
   namespace = %q
@@ -48,46 +50,47 @@ resource "stevedore_resourceset" "set" {
   EOT
 }
 `, ns, greeting, replicas)
-	}
-	const addr = "stevedore_resourceset.set"
-	created := knownvalue.ListExact([]knownvalue.Check{
-		change(ns+"_greeting__ConfigMap", "create"),
-		change(ns+"_web_apps_Deployment", "create"),
-	})
-	updated := knownvalue.ListExact([]knownvalue.Check{
-		change(ns+"_greeting__ConfigMap", "update", op("replace", "/data/greeting", `"hello"`, `"bonjour"`)),
-	})
-	accTest(t, resource.TestCase{
-		Steps: []resource.TestStep{
-			{
-				Config: config("hello", 1),
-				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectKnownValue(addr, tfjsonpath.New("changes"), created),
-				}},
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(addr, tfjsonpath.New("changes"), created),
+		}
+		const addr = "stevedore_resourceset.set"
+		created := knownvalue.ListExact([]knownvalue.Check{
+			change(ns+"_greeting__ConfigMap", "create"),
+			change(ns+"_web_apps_Deployment", "create"),
+		})
+		updated := knownvalue.ListExact([]knownvalue.Check{
+			change(ns+"_greeting__ConfigMap", "update", op("replace", "/data/greeting", `"hello"`, `"bonjour"`)),
+		})
+		return resource.TestCase{
+			Steps: []resource.TestStep{
+				{
+					Config: config("hello", 1),
+					ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectKnownValue(addr, tfjsonpath.New("changes"), created),
+					}},
+					ConfigStateChecks: []statecheck.StateCheck{
+						statecheck.ExpectKnownValue(addr, tfjsonpath.New("changes"), created),
+					},
+				},
+				{
+					Config: config("bonjour", 1),
+					ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
+						plancheck.ExpectKnownValue(addr, tfjsonpath.New("changes"), updated),
+					}},
+					Check: checkConfigMapValue(t, ns, "greeting", "greeting", "bonjour"),
+				},
+				{
+					Config:      config("bonjour", -1),
+					ExpectError: regexp.MustCompile(`(?s)Cannot plan the resource set.*Deployment/` + ns + `/web:\s+the\s+API\s+server\s+refuses\s+it.*spec.replicas`),
+				},
+				{
+					Config: config("bonjour", 1),
+					ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectEmptyPlan(),
+						plancheck.ExpectKnownValue(addr, tfjsonpath.New("changes"), knownvalue.Null()),
+					}},
 				},
 			},
-			{
-				Config: config("bonjour", 1),
-				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction(addr, plancheck.ResourceActionUpdate),
-					plancheck.ExpectKnownValue(addr, tfjsonpath.New("changes"), updated),
-				}},
-				Check: checkConfigMapValue(t, ns, "greeting", "greeting", "bonjour"),
-			},
-			{
-				Config:      config("bonjour", -1),
-				ExpectError: regexp.MustCompile(`(?s)Cannot plan the resource set.*Deployment/` + ns + `/web:\s+the\s+API\s+server\s+refuses\s+it.*spec.replicas`),
-			},
-			{
-				Config: config("bonjour", 1),
-				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectEmptyPlan(),
-					plancheck.ExpectKnownValue(addr, tfjsonpath.New("changes"), knownvalue.Null()),
-				}},
-			},
-		},
+		}
 	})
 }
 

@@ -20,9 +20,10 @@ import (
 // ignored; of two objects of the same name with different content, the first
 // is applied.
 func TestAccResourceSet_planWarnsAboutTheRender(t *testing.T) {
-	ns := newPerCLI("rt")
-	rec := &protocolRecord{}
-	cfg := providerBlock("") + `
+	t.Parallel()
+	accTestEachWith(t, func(t *testing.T, rec *protocolRecord) resource.TestCase {
+		ns := newPerCLI("rt")
+		cfg := providerBlock("") + `
 variable "ns" { type = string }
 
 resource "stevedore_resourceset" "retype" {
@@ -42,37 +43,38 @@ resource "stevedore_resourceset" "retype" {
   ]
 }
 `
-	accTestWith(t, rec, resource.TestCase{
-		Steps: []resource.TestStep{{
-			PreConfig:       rec.resetWarnings,
-			Config:          cfg,
-			ConfigVariables: nsVar(ns),
-			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-				expectWarning(rec, "Template output is not a string", regexp.MustCompile(
-					`^resourceset default/retype: resources\[3\]\.automountServiceAccountToken: "<< inputs.automount >>" renders to the boolean true `+
-						`with inputs\[0\], not a string: .*To keep it a string, write "<< inputs.automount \| quote >>"$`)),
-				expectWarning(rec, "Namespace of a cluster-scoped object ignored", regexp.MustCompile(
-					`^resourceset default/retype: Namespace rt-[0-9a-f]+-(tofu|terraform) names the namespace "default", but Namespace is cluster-scoped: the namespace is ignored$`)),
-				expectWarning(rec, "Object rendered more than once", regexp.MustCompile(
-					`^resourceset default/retype: ConfigMap/rt-[0-9a-f]+-(tofu|terraform)/twice is rendered 1 more time\(s\) with different content: the first one rendered is applied`)),
+		return resource.TestCase{
+			Steps: []resource.TestStep{{
+				PreConfig:       rec.resetWarnings,
+				Config:          cfg,
+				ConfigVariables: nsVar(ns),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					expectWarning(rec, "Template output is not a string", regexp.MustCompile(
+						`^resourceset default/retype: resources\[3\]\.automountServiceAccountToken: "<< inputs.automount >>" renders to the boolean true `+
+							`with inputs\[0\], not a string: .*To keep it a string, write "<< inputs.automount \| quote >>"$`)),
+					expectWarning(rec, "Namespace of a cluster-scoped object ignored", regexp.MustCompile(
+						`^resourceset default/retype: Namespace rt-[0-9a-f]+ names the namespace "default", but Namespace is cluster-scoped: the namespace is ignored$`)),
+					expectWarning(rec, "Object rendered more than once", regexp.MustCompile(
+						`^resourceset default/retype: ConfigMap/rt-[0-9a-f]+/twice is rendered 1 more time\(s\) with different content: the first one rendered is applied`)),
+				}},
+				Check: func(*terraform.State) error {
+					var sa corev1.ServiceAccount
+					if err := testClient(t).Get(t.Context(), client.ObjectKey{Namespace: ns.String(), Name: "app"}, &sa); err != nil {
+						return err
+					}
+					if sa.AutomountServiceAccountToken == nil || !*sa.AutomountServiceAccountToken {
+						return fmt.Errorf("automountServiceAccountToken = %v, want true", sa.AutomountServiceAccountToken)
+					}
+					var cm corev1.ConfigMap
+					if err := testClient(t).Get(t.Context(), client.ObjectKey{Namespace: ns.String(), Name: "twice"}, &cm); err != nil {
+						return err
+					}
+					if cm.Data["copy"] != "first" {
+						return fmt.Errorf("ConfigMap twice has copy = %q, want the first one rendered", cm.Data["copy"])
+					}
+					return nil
+				},
 			}},
-			Check: func(*terraform.State) error {
-				var sa corev1.ServiceAccount
-				if err := testClient(t).Get(t.Context(), client.ObjectKey{Namespace: ns.String(), Name: "app"}, &sa); err != nil {
-					return err
-				}
-				if sa.AutomountServiceAccountToken == nil || !*sa.AutomountServiceAccountToken {
-					return fmt.Errorf("automountServiceAccountToken = %v, want true", sa.AutomountServiceAccountToken)
-				}
-				var cm corev1.ConfigMap
-				if err := testClient(t).Get(t.Context(), client.ObjectKey{Namespace: ns.String(), Name: "twice"}, &cm); err != nil {
-					return err
-				}
-				if cm.Data["copy"] != "first" {
-					return fmt.Errorf("ConfigMap twice has copy = %q, want the first one rendered", cm.Data["copy"])
-				}
-				return nil
-			},
-		}},
+		}
 	})
 }

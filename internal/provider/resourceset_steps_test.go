@@ -123,82 +123,85 @@ func checkImage(t *testing.T, ns, want string) resource.TestCheckFunc {
 // state records the failed Job. A fixed version converges and prunes both old
 // Jobs; changing only step 2 leaves the completed Job as it is.
 func TestAccResourceSet_stepsMigration(t *testing.T) {
-	const rs = "stevedore_resourceset.app"
-	ns := uniqueNamespace(t, "rs-steps")
-	job := func(v string) string { return ns + "_db-migration-" + v + "_batch_Job" }
-	deploy := ns + "_app_apps_Deployment"
-	var jobUID types.UID
-	accTest(t, resource.TestCase{
-		CheckDestroy: func(*terraform.State) error {
-			if deploymentImage(t, ns) != "" || exists(t, "batch/v1", "Job", ns, "db-migration-v3") {
-				return fmt.Errorf("objects of the set left after destroy")
-			}
-			return nil
-		},
-		Steps: []resource.TestStep{
-			{
-				Config: migrationConfig(ns, "v1", false, 1),
-				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectKnownValue(rs, tfjsonpath.New("inventory").AtSliceIndex(0).AtMapKey("step"), knownvalue.StringExact("app-deploy")),
-					plancheck.ExpectKnownValue(rs, tfjsonpath.New("inventory").AtSliceIndex(1).AtMapKey("step"), knownvalue.StringExact("db-migration")),
-				}},
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(rs, tfjsonpath.New("inventory"), knownvalue.ListExact([]knownvalue.Check{
-						inventoryEntry(deploy, "v1", "app-deploy"), inventoryEntry(job("v1"), "v1", "db-migration"),
-					})),
-					statecheck.ExpectKnownValue(rs, tfjsonpath.New("conditions").AtSliceIndex(0).AtMapKey("status"), knownvalue.StringExact("True")),
+	t.Parallel()
+	accTestEach(t, func(t *testing.T) resource.TestCase {
+		const rs = "stevedore_resourceset.app"
+		ns := uniqueNamespace(t, "rs-steps")
+		job := func(v string) string { return ns + "_db-migration-" + v + "_batch_Job" }
+		deploy := ns + "_app_apps_Deployment"
+		var jobUID types.UID
+		return resource.TestCase{
+			CheckDestroy: func(*terraform.State) error {
+				if deploymentImage(t, ns) != "" || exists(t, "batch/v1", "Job", ns, "db-migration-v3") {
+					return fmt.Errorf("objects of the set left after destroy")
+				}
+				return nil
+			},
+			Steps: []resource.TestStep{
+				{
+					Config: migrationConfig(ns, "v1", false, 1),
+					ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectKnownValue(rs, tfjsonpath.New("inventory").AtSliceIndex(0).AtMapKey("step"), knownvalue.StringExact("app-deploy")),
+						plancheck.ExpectKnownValue(rs, tfjsonpath.New("inventory").AtSliceIndex(1).AtMapKey("step"), knownvalue.StringExact("db-migration")),
+					}},
+					ConfigStateChecks: []statecheck.StateCheck{
+						statecheck.ExpectKnownValue(rs, tfjsonpath.New("inventory"), knownvalue.ListExact([]knownvalue.Check{
+							inventoryEntry(deploy, "v1", "app-deploy"), inventoryEntry(job("v1"), "v1", "db-migration"),
+						})),
+						statecheck.ExpectKnownValue(rs, tfjsonpath.New("conditions").AtSliceIndex(0).AtMapKey("status"), knownvalue.StringExact("True")),
+					},
+					Check: resource.ComposeTestCheckFunc(checkImage(t, ns, "ghcr.io/org/my-app:v1"), checkJobComplete(t, ns, "db-migration-v1")),
 				},
-				Check: resource.ComposeTestCheckFunc(checkImage(t, ns, "ghcr.io/org/my-app:v1"), checkJobComplete(t, ns, "db-migration-v1")),
-			},
-			{
-				Config:      migrationConfig(ns, "v2", true, 1),
-				ExpectError: regexp.MustCompile(`(?s)Resource set apply failed.*steps\[0\]:\s+step\s+"db-migration"\s+health\s+check\s+failed`),
-			},
-			{
-				// What the failed apply left: step 2 not applied, nothing
-				// pruned, the failed Job in state.
-				RefreshState:       true,
-				ExpectNonEmptyPlan: true,
-				Check: resource.ComposeTestCheckFunc(
-					checkImage(t, ns, "ghcr.io/org/my-app:v1"),
-					checkExists(t, true, "batch/v1", "Job", ns, "db-migration-v1"),
-					checkExists(t, true, "batch/v1", "Job", ns, "db-migration-v2"),
-					resource.TestCheckResourceAttr(rs, "inventory.#", "3"),
-					resource.TestCheckResourceAttr(rs, "inventory.2.id", job("v2")),
-					resource.TestCheckResourceAttr(rs, "inventory.2.step", "db-migration"),
-					resource.TestCheckResourceAttr(rs, "conditions.0.reason", "HealthCheckFailed"),
-				),
-			},
-			{
-				Config: migrationConfig(ns, "v3", false, 1),
-				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction(rs, plancheck.ResourceActionUpdate),
-				}},
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(rs, tfjsonpath.New("inventory"), knownvalue.ListExact([]knownvalue.Check{
-						inventoryEntry(deploy, "v1", "app-deploy"), inventoryEntry(job("v3"), "v1", "db-migration"),
-					})),
+				{
+					Config:      migrationConfig(ns, "v2", true, 1),
+					ExpectError: regexp.MustCompile(`(?s)Resource set apply failed.*steps\[0\]:\s+step\s+"db-migration"\s+health\s+check\s+failed`),
 				},
-				Check: resource.ComposeTestCheckFunc(
-					checkImage(t, ns, "ghcr.io/org/my-app:v3"),
-					checkJobComplete(t, ns, "db-migration-v3"),
-					checkExists(t, false, "batch/v1", "Job", ns, "db-migration-v1"),
-					checkExists(t, false, "batch/v1", "Job", ns, "db-migration-v2"),
-					func(*terraform.State) error { jobUID = jobOf(t, ns, "db-migration-v3").UID; return nil },
-				),
-			},
-			{
-				// Only step 2 changes: the completed Job is applied again,
-				// unchanged, and health-checked as it is.
-				Config: migrationConfig(ns, "v3", false, 2),
-				Check: func(*terraform.State) error {
-					if uid := jobOf(t, ns, "db-migration-v3").UID; uid != jobUID {
-						return fmt.Errorf("the completed Job was recreated: uid %s, was %s", uid, jobUID)
-					}
-					return nil
+				{
+					// What the failed apply left: step 2 not applied, nothing
+					// pruned, the failed Job in state.
+					RefreshState:       true,
+					ExpectNonEmptyPlan: true,
+					Check: resource.ComposeTestCheckFunc(
+						checkImage(t, ns, "ghcr.io/org/my-app:v1"),
+						checkExists(t, true, "batch/v1", "Job", ns, "db-migration-v1"),
+						checkExists(t, true, "batch/v1", "Job", ns, "db-migration-v2"),
+						resource.TestCheckResourceAttr(rs, "inventory.#", "3"),
+						resource.TestCheckResourceAttr(rs, "inventory.2.id", job("v2")),
+						resource.TestCheckResourceAttr(rs, "inventory.2.step", "db-migration"),
+						resource.TestCheckResourceAttr(rs, "conditions.0.reason", "HealthCheckFailed"),
+					),
+				},
+				{
+					Config: migrationConfig(ns, "v3", false, 1),
+					ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(rs, plancheck.ResourceActionUpdate),
+					}},
+					ConfigStateChecks: []statecheck.StateCheck{
+						statecheck.ExpectKnownValue(rs, tfjsonpath.New("inventory"), knownvalue.ListExact([]knownvalue.Check{
+							inventoryEntry(deploy, "v1", "app-deploy"), inventoryEntry(job("v3"), "v1", "db-migration"),
+						})),
+					},
+					Check: resource.ComposeTestCheckFunc(
+						checkImage(t, ns, "ghcr.io/org/my-app:v3"),
+						checkJobComplete(t, ns, "db-migration-v3"),
+						checkExists(t, false, "batch/v1", "Job", ns, "db-migration-v1"),
+						checkExists(t, false, "batch/v1", "Job", ns, "db-migration-v2"),
+						func(*terraform.State) error { jobUID = jobOf(t, ns, "db-migration-v3").UID; return nil },
+					),
+				},
+				{
+					// Only step 2 changes: the completed Job is applied again,
+					// unchanged, and health-checked as it is.
+					Config: migrationConfig(ns, "v3", false, 2),
+					Check: func(*terraform.State) error {
+						if uid := jobOf(t, ns, "db-migration-v3").UID; uid != jobUID {
+							return fmt.Errorf("the completed Job was recreated: uid %s, was %s", uid, jobUID)
+						}
+						return nil
+					},
 				},
 			},
-		},
+		}
 	})
 }
 
@@ -244,61 +247,67 @@ func configMapStep(name, cm string) string {
 // plan error naming the attribute: duplicate step names, more than 20 steps,
 // steps with resources, and an object two steps define.
 func TestAccResourceSet_stepsValidation(t *testing.T) {
-	ns := uniqueNamespace(t, "rs-steps-bad")
-	var many []string
-	for i := range 21 {
-		many = append(many, configMapStep(fmt.Sprintf("s%d", i), fmt.Sprintf("cm%d", i)))
-	}
-	accTest(t, resource.TestCase{
-		Steps: []resource.TestStep{
-			{
-				Config:      stepsConfig(ns, "", configMapStep("db", "a"), configMapStep("db", "b")),
-				PlanOnly:    true,
-				ExpectError: regexp.MustCompile(`(?s)Invalid steps.*steps\[1\]\.name:\s+step\s+"db":\s+name\s+"db"\s+is\s+also\s+the\s+name\s+of\s+steps\[0\]`),
+	t.Parallel()
+	accTestEach(t, func(t *testing.T) resource.TestCase {
+		ns := uniqueNamespace(t, "rs-steps-bad")
+		var many []string
+		for i := range 21 {
+			many = append(many, configMapStep(fmt.Sprintf("s%d", i), fmt.Sprintf("cm%d", i)))
+		}
+		return resource.TestCase{
+			Steps: []resource.TestStep{
+				{
+					Config:      stepsConfig(ns, "", configMapStep("db", "a"), configMapStep("db", "b")),
+					PlanOnly:    true,
+					ExpectError: regexp.MustCompile(`(?s)Invalid steps.*steps\[1\]\.name:\s+step\s+"db":\s+name\s+"db"\s+is\s+also\s+the\s+name\s+of\s+steps\[0\]`),
+				},
+				{
+					Config:      stepsConfig(ns, "", many...),
+					PlanOnly:    true,
+					ExpectError: regexp.MustCompile(`(?s)Invalid steps.*resourceset\s+\S+:\s+steps:\s+21\s+steps,\s+at\s+most\s+20`),
+				},
+				{
+					Config:      stepsConfig(ns, `resources_template = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"`, configMapStep("db", "a")),
+					PlanOnly:    true,
+					ExpectError: regexp.MustCompile(`(?s)Invalid steps.*steps:\s+steps\s+are\s+mutually\s+exclusive\s+with\s+resources\s+and\s+resources_template`),
+				},
+				{
+					Config:   stepsConfig(ns, "", configMapStep("db", "a"), configMapStep("app", "a")),
+					PlanOnly: true,
+					ExpectError: regexp.MustCompile(`(?s)Cannot plan the resource set.*steps\[1\]:\s+step\s+"app":\s+ConfigMap/` + ns +
+						`/a\s+is\s+also\s+defined\s+in\s+step\s+"db"\s+\(steps\[0\]\)`),
+				},
+				{
+					Config:      stepsConfig(ns, "", `{ name = "db", resources = [{ apiVersion = "v1", kind = "ConfigMap", metadata = { name = "<< inputs.nope >>" } }] }`),
+					PlanOnly:    true,
+					ExpectError: regexp.MustCompile(`(?s)steps\[0\]\.resources\[0\]:\s+step\s+"db":\s+resources\[0\]`),
+				},
 			},
-			{
-				Config:      stepsConfig(ns, "", many...),
-				PlanOnly:    true,
-				ExpectError: regexp.MustCompile(`(?s)Invalid steps.*resourceset\s+\S+:\s+steps:\s+21\s+steps,\s+at\s+most\s+20`),
-			},
-			{
-				Config:      stepsConfig(ns, `resources_template = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"`, configMapStep("db", "a")),
-				PlanOnly:    true,
-				ExpectError: regexp.MustCompile(`(?s)Invalid steps.*steps:\s+steps\s+are\s+mutually\s+exclusive\s+with\s+resources\s+and\s+resources_template`),
-			},
-			{
-				Config:   stepsConfig(ns, "", configMapStep("db", "a"), configMapStep("app", "a")),
-				PlanOnly: true,
-				ExpectError: regexp.MustCompile(`(?s)Cannot plan the resource set.*steps\[1\]:\s+step\s+"app":\s+ConfigMap/` + ns +
-					`/a\s+is\s+also\s+defined\s+in\s+step\s+"db"\s+\(steps\[0\]\)`),
-			},
-			{
-				Config:      stepsConfig(ns, "", `{ name = "db", resources = [{ apiVersion = "v1", kind = "ConfigMap", metadata = { name = "<< inputs.nope >>" } }] }`),
-				PlanOnly:    true,
-				ExpectError: regexp.MustCompile(`(?s)steps\[0\]\.resources\[0\]:\s+step\s+"db":\s+resources\[0\]`),
-			},
-		},
+		}
 	})
 }
 
 // TestAccResourceSet_stepsExample applies the documented example, in a
 // namespace of its own: the Job completes, then the Deployment is applied.
 func TestAccResourceSet_stepsExample(t *testing.T) {
-	src, err := os.ReadFile("../../examples/resources/stevedore_resourceset/steps.tf")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns := uniqueNamespace(t, "rs-steps-example")
-	config := providerBlock("") + strings.Replace(string(src), `namespace = "apps"`, fmt.Sprintf("namespace = %q", ns), 1)
-	accTest(t, resource.TestCase{
-		Steps: []resource.TestStep{{
-			Config: config,
-			Check: resource.ComposeTestCheckFunc(
-				checkJobComplete(t, ns, "db-migration-v1-0-0"),
-				checkExists(t, true, "apps/v1", "Deployment", ns, "my-app"),
-				resource.TestCheckResourceAttr("stevedore_resourceset.app", "inventory.0.step", "db-migration"),
-			),
-		}},
+	t.Parallel()
+	accTestEach(t, func(t *testing.T) resource.TestCase {
+		src, err := os.ReadFile("../../examples/resources/stevedore_resourceset/steps.tf")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ns := uniqueNamespace(t, "rs-steps-example")
+		config := providerBlock("") + strings.Replace(string(src), `namespace = "apps"`, fmt.Sprintf("namespace = %q", ns), 1)
+		return resource.TestCase{
+			Steps: []resource.TestStep{{
+				Config: config,
+				Check: resource.ComposeTestCheckFunc(
+					checkJobComplete(t, ns, "db-migration-v1-0-0"),
+					checkExists(t, true, "apps/v1", "Deployment", ns, "my-app"),
+					resource.TestCheckResourceAttr("stevedore_resourceset.app", "inventory.0.step", "db-migration"),
+				),
+			}},
+		}
 	})
 }
 

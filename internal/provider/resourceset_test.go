@@ -113,6 +113,7 @@ resource "stevedore_resourceset" "tenants" {
 // ones in the cluster. Drift (an edited and a deleted object) shows after
 // refresh and one apply restores it. Destroy removes the rest.
 func TestAccResourceSet_tenantsMatrixPruneAndDrift(t *testing.T) {
+	t.Parallel()
 	const rs = "stevedore_resourceset.tenants"
 	ctx := context.Background()
 	accTest(t, resource.TestCase{
@@ -226,35 +227,37 @@ func wrapped(pattern string) *regexp.Regexp {
 
 // Bad input is a diagnostic naming the attribute and the resource or input.
 func TestAccResourceSet_badInput(t *testing.T) {
-	cfg := func(body string) string {
-		return providerBlock("") + `
+	t.Parallel()
+	accTestEach(t, func(t *testing.T) resource.TestCase {
+		cfg := func(body string) string {
+			return providerBlock("") + `
 resource "stevedore_resourceset" "bad" {
   name      = "bad"
   namespace = "default"
 ` + body + "\n}\n"
-	}
-	accTest(t, resource.TestCase{
-		Steps: []resource.TestStep{
-			{
-				Config: cfg(`
+		}
+		return resource.TestCase{
+			Steps: []resource.TestStep{
+				{
+					Config: cfg(`
   inputs    = [{ a = "x" }, { b = "y" }]
   resources = [{ apiVersion = "v1", kind = "ConfigMap", metadata = { name = "c-<< inputs.a >>" } }]`),
-				ExpectError: wrapped(`resourceset default/bad: resources\[0\]: with inputs\[1\]:.*map has no entry for key "a"`),
-			},
-			{
-				Config:      cfg(`resources_template = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: << .x"`),
-				ExpectError: wrapped(`resources_template:.*unclosed action`),
-			},
-			{
-				Config:      cfg(`resources = [{ apiVersion = "v1", metadata = { name = "x" } }]`),
-				ExpectError: wrapped(`resources\[0\]:.*has no kind`),
-			},
-			{
-				Config:      cfg(`resources = [{ apiVersion = "example.com/v1", kind = "Nope", metadata = { name = "x" } }]`),
-				ExpectError: wrapped(`resourceset default/bad: resources: Nope/x: unknown kind example.com/v1/Nope`),
-			},
-			{
-				Config: cfg(`
+					ExpectError: wrapped(`resourceset default/bad: resources\[0\]: with inputs\[1\]:.*map has no entry for key "a"`),
+				},
+				{
+					Config:      cfg(`resources_template = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: << .x"`),
+					ExpectError: wrapped(`resources_template:.*unclosed action`),
+				},
+				{
+					Config:      cfg(`resources = [{ apiVersion = "v1", metadata = { name = "x" } }]`),
+					ExpectError: wrapped(`resources\[0\]:.*has no kind`),
+				},
+				{
+					Config:      cfg(`resources = [{ apiVersion = "example.com/v1", kind = "Nope", metadata = { name = "x" } }]`),
+					ExpectError: wrapped(`resourceset default/bad: resources: Nope/x: unknown kind example.com/v1/Nope`),
+				},
+				{
+					Config: cfg(`
   resources_template = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n"
   dependencies {
     api_version = "v1"
@@ -263,13 +266,14 @@ resource "stevedore_resourceset" "bad" {
     ready       = true
     ready_expr  = "data.ready == "
   }`),
-				ExpectError: wrapped(`dependencies\[0\]\.ready_expr: invalid CEL expression`),
+					ExpectError: wrapped(`dependencies\[0\]\.ready_expr: invalid CEL expression`),
+				},
+				{
+					Config:      cfg(`inputs = ["not-an-object"]` + "\n" + `resources_template = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n"`),
+					ExpectError: wrapped(`resourceset default/[a-z0-9-]+: inputs\[0\]: must be an object, got a string`),
+				},
 			},
-			{
-				Config:      cfg(`inputs = ["not-an-object"]` + "\n" + `resources_template = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n"`),
-				ExpectError: wrapped(`resourceset default/[a-z0-9-]+: inputs\[0\]: must be an object, got a string`),
-			},
-		},
+		}
 	})
 }
 
@@ -277,6 +281,9 @@ resource "stevedore_resourceset" "bad" {
 // until apply: the plan says the inventory is unknown (no error), the apply
 // creates the CRD first and then the custom resource, and the next plan is
 // empty.
+// It stays serial (no t.Parallel): its CRD is cluster-scoped with a fixed
+// name, and creating and deleting a CRD changes the API discovery that every
+// other test reads.
 func TestAccResourceSet_crdAndCustomResourceWithUnknownInput(t *testing.T) {
 	const rs = "stevedore_resourceset.widgets"
 	cfg := providerBlock("") + `
@@ -343,11 +350,13 @@ resource "stevedore_resourceset" "widgets" {
 // error with the state saved; fixing the configuration converges in one more
 // apply, and destroy removes everything.
 func TestAccResourceSet_partialFailureConverges(t *testing.T) {
-	ns := newPerCLI("pf")
-	// The ConfigMap's namespace is the set's own, so the plan's dry run
-	// cannot validate the ConfigMap: the apply fails after the Namespace.
-	cfg := func(name string) string {
-		return providerBlock("") + fmt.Sprintf(`
+	t.Parallel()
+	accTestEach(t, func(t *testing.T) resource.TestCase {
+		ns := newPerCLI("pf")
+		// The ConfigMap's namespace is the set's own, so the plan's dry run
+		// cannot validate the ConfigMap: the apply fails after the Namespace.
+		cfg := func(name string) string {
+			return providerBlock("") + fmt.Sprintf(`
 variable "ns" { type = string }
 
 resource "stevedore_resourceset" "pf" {
@@ -359,39 +368,40 @@ resource "stevedore_resourceset" "pf" {
   ]
 }
 `, name)
-	}
-	vars := config.Variables{"ns": ns}
-	accTest(t, resource.TestCase{
-		CheckDestroy: func(*terraform.State) error {
-			if exists(t, "v1", "ConfigMap", ns.String(), "settings") {
-				return fmt.Errorf("ConfigMap %s/settings survived destroy", ns)
-			}
-			return nil
-		},
-		Steps: []resource.TestStep{
-			{
-				Config:          cfg("Settings_Typo"),
-				ConfigVariables: vars,
-				ExpectError:     wrapped(`Resource set apply failed.*resourceset default/pf: apply:.*ConfigMap/pf-[0-9a-f]+-(tofu|terraform)/Settings_Typo`),
+		}
+		vars := config.Variables{"ns": ns}
+		return resource.TestCase{
+			CheckDestroy: func(*terraform.State) error {
+				if exists(t, "v1", "ConfigMap", ns.String(), "settings") {
+					return fmt.Errorf("ConfigMap %s/settings survived destroy", ns)
+				}
+				return nil
 			},
-			{
-				PreConfig: func() {
-					if !exists(t, "v1", "Namespace", "", ns.String()) {
-						t.Fatal("the Namespace applied before the failure should exist")
-					}
+			Steps: []resource.TestStep{
+				{
+					Config:          cfg("Settings_Typo"),
+					ConfigVariables: vars,
+					ExpectError:     wrapped(`Resource set apply failed.*resourceset default/pf: apply:.*ConfigMap/pf-[0-9a-f]+/Settings_Typo`),
 				},
-				Config:          cfg("settings"),
-				ConfigVariables: vars,
-				Check: resource.ComposeTestCheckFunc(
-					func(*terraform.State) error {
-						if !exists(t, "v1", "ConfigMap", ns.String(), "settings") {
-							return fmt.Errorf("ConfigMap %s/settings missing", ns)
+				{
+					PreConfig: func() {
+						if !exists(t, "v1", "Namespace", "", ns.String()) {
+							t.Fatal("the Namespace applied before the failure should exist")
 						}
-						return nil
 					},
-					resource.TestCheckResourceAttr("stevedore_resourceset.pf", "inventory.#", "2"),
-				),
+					Config:          cfg("settings"),
+					ConfigVariables: vars,
+					Check: resource.ComposeTestCheckFunc(
+						func(*terraform.State) error {
+							if !exists(t, "v1", "ConfigMap", ns.String(), "settings") {
+								return fmt.Errorf("ConfigMap %s/settings missing", ns)
+							}
+							return nil
+						},
+						resource.TestCheckResourceAttr("stevedore_resourceset.pf", "inventory.#", "2"),
+					),
+				},
 			},
-		},
+		}
 	})
 }

@@ -36,6 +36,7 @@ type statePath struct {
 // on the steps that expect an error. A path that fails leaves its state for the
 // next step, which must converge in one apply.
 func TestAccProvider_statePathsKeepPlanFidelity(t *testing.T) {
+	t.Parallel()
 	const good, bad = "{}", `{ "stevedore.dev/no-such-node" = "true" }`
 	release := func(t *testing.T, prefix string) (cfg func(body string) string, ns string) {
 		ns = uniqueNamespace(t, prefix)
@@ -226,36 +227,38 @@ import {
 	}
 	for _, p := range paths {
 		t.Run(p.name, func(t *testing.T) {
-			rec := &protocolRecord{}
-			steps := p.steps(t)
-			want := 0
-			for _, s := range steps {
-				if !s.PlanOnly && !s.RefreshState && s.ExpectError == nil {
-					want++
+			t.Parallel()
+			accTestEachWith(t, func(t *testing.T, rec *protocolRecord) resource.TestCase {
+				steps := p.steps(t)
+				want := 0
+				for _, s := range steps {
+					if !s.PlanOnly && !s.RefreshState && s.ExpectError == nil {
+						want++
+					}
 				}
-			}
-			last := &steps[len(steps)-1]
-			checks := []resource.TestCheckFunc{func(*terraform.State) error {
-				if got := rec.appliesSeen(); got < want {
-					return fmt.Errorf("the record saw %d successful applies, the steps made at least %d: the check of each against its plan did not run", got, want)
+				last := &steps[len(steps)-1]
+				checks := []resource.TestCheckFunc{func(*terraform.State) error {
+					if got := rec.appliesSeen(); got < want {
+						return fmt.Errorf("the record saw %d successful applies, the steps made at least %d: the check of each against its plan did not run", got, want)
+					}
+					return nil
+				}}
+				if last.Check != nil {
+					checks = append(checks, last.Check)
 				}
-				return nil
-			}}
-			if last.Check != nil {
-				checks = append(checks, last.Check)
-			}
-			last.Check = resource.ComposeTestCheckFunc(checks...)
-			accTestWith(t, rec, resource.TestCase{Steps: steps})
+				last.Check = resource.ComposeTestCheckFunc(checks...)
+				return resource.TestCase{Steps: steps}
+			})
 		})
 	}
 }
 
 const setAddr = "stevedore_resourceset.paths"
 
-// nsVar sets the variable ns of statePathSet, named per CLI.
+// nsVar sets the variable ns of statePathSet.
 func nsVar(ns perCLI) config.Variables { return config.Variables{"ns": ns} }
 
-// statePathSet is a set of a Namespace (the variable ns, named per CLI) and
+// statePathSet is a set of a Namespace (the variable ns) and
 // one ConfigMap per name in it.
 func statePathSet(names ...string) string {
 	objs := ""

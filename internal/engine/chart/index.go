@@ -44,13 +44,10 @@ type Entry struct {
 // repository that answers with gigabytes must not fill the cache directory.
 const maxIndexSize = 256 << 20
 
-// rawIndex and rawEntry are the fields of index.yaml that ParseIndex decodes;
-// everything else (descriptions, maintainers, annotations) is skipped by the
-// decoder without being built.
-type (
-	rawIndex = indexscan.Index
-	rawEntry = indexscan.Entry
-)
+// rawIndex is the fields of index.yaml that ParseIndex decodes; everything
+// else (descriptions, maintainers, annotations) is skipped by the decoder
+// without being built.
+type rawIndex = indexscan.Index
 
 // ParseIndex parses index.yaml (or its JSON form) into an Index. It keeps
 // what Helm's repo.LoadIndexFile keeps: entries with a version; a missing

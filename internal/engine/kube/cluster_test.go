@@ -344,7 +344,7 @@ spec:
 	if err := yaml.Unmarshal([]byte(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"scaled","namespace":"default"},"spec":{"replicas":3}}`), &scale.Object); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Client().Patch(ctx, scale, client.Apply, client.FieldOwner("hpa-controller"), client.ForceOwnership); err != nil {
+	if err := m.Client().Apply(ctx, client.ApplyConfigurationFromUnstructured(scale), client.FieldOwner("hpa-controller"), client.ForceOwnership); err != nil {
 		t.Fatal(err)
 	}
 	drift, err := m.Drift(ctx, mustObjects(t, noReplicas), DriftOptions{})
@@ -387,7 +387,7 @@ data: {k: v}
 				if err := yaml.Unmarshal([]byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"raced","namespace":"`+ns+`","annotations":{"controller.example/seen":"yes"}}}`), &other.Object); err != nil {
 					return err
 				}
-				if err := c.Patch(ctx, other, client.Apply, client.FieldOwner("some-controller")); err != nil {
+				if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(other), client.FieldOwner("some-controller")); err != nil {
 					return err
 				}
 			}

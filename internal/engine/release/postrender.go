@@ -16,6 +16,7 @@ import (
 	"helm.sh/helm/v3/pkg/postrender"
 	"k8s.io/apimachinery/pkg/labels"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	//lint:ignore SA1019 kustomize's label and patch transformers have no other entry point in API v0; Flux's post-renderer uses them too
 	"sigs.k8s.io/kustomize/api/builtins"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/provider"
@@ -265,7 +266,7 @@ func digestKustomizeOf(k *Kustomize) *digestKustomize {
 		d.Patches = append(d.Patches, dp)
 	}
 	for _, img := range k.Images {
-		d.Images = append(d.Images, digestImage{Name: img.Name, NewName: img.NewName, NewTag: img.NewTag, Digest: img.Digest})
+		d.Images = append(d.Images, digestImage(img))
 	}
 	return d
 }
@@ -426,7 +427,7 @@ func validateJSON6902(field string, ops []any) []error {
 	return errs
 }
 
-// checkPointer checks that op[key] is a JSON pointer.
+// checkOpPointer checks that op[key] is a JSON pointer.
 func checkOpPointer(op map[string]any, key string) error {
 	s, ok := op[key].(string)
 	if !ok {

@@ -304,8 +304,9 @@ func withoutMetadataAndStatus(u *unstructured.Unstructured) map[string]any {
 	return c.Object
 }
 
-// unknownKindsReason says why a release with kinds the cluster does not serve
-// cannot be previewed: they come with the chart's CRDs, or from elsewhere.
+// unknownKinds is the preview of a release with kinds the cluster does not
+// serve, and says why it cannot be previewed: they come with the chart's
+// CRDs, or from elsewhere.
 func unknownKinds(crds []helmchart.CRD, err error) *Preview {
 	if len(crds) > 0 {
 		return &Preview{Unknown: "the chart has kinds whose CustomResourceDefinitions it installs first"}

@@ -169,7 +169,7 @@ func TestEngine_stepsApply(t *testing.T) {
 	}
 	job, _ := get(t, c, "batch/v1", "Job", ns, "migrate-v2")
 
-	if res, err = e.Apply(ctx, spec("migrate-v2", false), res.Inventory, nil); err != nil {
+	if _, err = e.Apply(ctx, spec("migrate-v2", false), res.Inventory, nil); err != nil {
 		t.Fatal(err)
 	}
 	again, _ := get(t, c, "batch/v1", "Job", ns, "migrate-v2")
