@@ -534,6 +534,9 @@ func TestAccHelmRelease_failedInstallRetriedThenFixed(t *testing.T) {
 						expectPriorAttr(releaseAddr, "status", "failed"),
 						expectPriorAttr(releaseAddr, "install_failures", 2),
 						replaced,
+						// The warning that promised a replace whatever the
+						// owner (it misled after a killed create) is gone.
+						expectNoWarning(rec, "Failed release will be replaced"),
 					}},
 				},
 				{

@@ -434,9 +434,7 @@ func TestEngine_foreignOwnersRefusedUnlessTakenOver(t *testing.T) {
 				t.Fatalf("plan: want an ownership error naming %s, got %v", tc.owner, err)
 			}
 			if tc.takeOver == "" {
-				for _, v := range kube.TakeOverNames {
-					spec.TakeOverFrom = append(spec.TakeOverFrom, v)
-				}
+				spec.TakeOverFrom = append(spec.TakeOverFrom, kube.TakeOverNames...)
 				if _, err := e.Apply(ctx, spec, nil, nil); !errors.As(err, &oe) {
 					t.Fatalf("apply with every take_over_from: want an ownership error, got %v", err)
 				}
