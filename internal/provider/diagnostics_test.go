@@ -144,7 +144,7 @@ func resourceSetConfig(t *testing.T, set func(m *resourceSetModel)) tfsdk.Config
 		ID: types.StringNull(), Name: types.StringValue("s"), Namespace: types.StringValue("ns"),
 		Inputs: types.DynamicNull(), Resources: types.DynamicNull(), Steps: types.DynamicNull(),
 		ResourcesTemplate: types.StringNull(), Wait: types.BoolNull(), Timeout: types.StringNull(),
-		ServiceAccountName: types.StringNull(), Force: types.BoolNull(),
+		ServiceAccountName: types.StringNull(), Force: types.BoolNull(), TakeOverFrom: types.ListNull(types.StringType),
 		InputsFrom: types.ListNull(elem), InputStrategy: types.ObjectNull(strategy.AttrTypes),
 		Inventory: types.ListNull(inventoryEntryType), Manifests: types.StringNull(), Drift: types.ListNull(driftEntryType),
 		Changes: types.ListNull(driftEntryType), Conditions: types.ListNull(conditionType),
@@ -230,7 +230,8 @@ func TestResourceSetSpecFrom_stepsOnTheirAttribute(t *testing.T) {
 		Inputs: types.DynamicNull(), Resources: types.DynamicNull(), ResourcesTemplate: types.StringNull(),
 		Steps: dynamicOf(t, []any{map[string]any{"name": "db", "timeout": int64(5)}}),
 		Wait:  types.BoolValue(false), Timeout: types.StringNull(), ServiceAccountName: types.StringNull(), Force: types.BoolValue(false),
-		InputsFrom: types.ListNull(inputsFromElemType()), InputStrategy: types.ObjectNull(resourceSetSchema().Blocks["input_strategy"].Type().(types.ObjectType).AttrTypes),
+		TakeOverFrom: types.ListNull(types.StringType),
+		InputsFrom:   types.ListNull(inputsFromElemType()), InputStrategy: types.ObjectNull(resourceSetSchema().Blocks["input_strategy"].Type().(types.ObjectType).AttrTypes),
 	}
 	_, _, diags := specFrom(context.Background(), &m)
 	checkDiagLines(t, diags, []string{

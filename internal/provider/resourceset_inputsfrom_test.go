@@ -289,7 +289,7 @@ func TestResourceSetApply_inputsChangedSincePlan(t *testing.T) {
 			Inputs: types.DynamicNull(), Resources: types.DynamicNull(), Steps: types.DynamicNull(),
 			ResourcesTemplate: types.StringValue("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-<< inputs.tenant >>\n"),
 			Wait:              types.BoolValue(false), Timeout: types.StringValue("5m"),
-			ServiceAccountName: types.StringNull(), Force: types.BoolValue(false),
+			ServiceAccountName: types.StringNull(), Force: types.BoolValue(false), TakeOverFrom: types.ListNull(types.StringType),
 			InputsFrom:    types.ListValueMust(elem, []attr.Value{ref}),
 			InputStrategy: types.ObjectNull(strategy.AttrTypes),
 			Inventory:     types.ListUnknown(inventoryEntryType), Drift: types.ListUnknown(driftEntryType),

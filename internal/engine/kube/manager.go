@@ -353,6 +353,9 @@ type DisownOptions struct {
 	Exclusions map[string]string
 	// Annotations are removed too (the adoption record).
 	Annotations []string
+	// Only, when set, limits Disown to the objects that carry any of these
+	// labels or annotations.
+	Only map[string]string
 }
 
 // Disown removes the owner labels from objs and leaves the objects otherwise as
@@ -375,7 +378,8 @@ func (m *Manager) Disown(ctx context.Context, objs []*unstructured.Unstructured,
 				}
 				return nil
 			}
-			if !owned.Matches(labels.Set(live.GetLabels())) || ssautils.AnyInMetadata(live, opts.Exclusions) {
+			if !owned.Matches(labels.Set(live.GetLabels())) || ssautils.AnyInMetadata(live, opts.Exclusions) ||
+				(opts.Only != nil && !ssautils.AnyInMetadata(live, opts.Only)) {
 				return nil
 			}
 			before := live.DeepCopy()

@@ -427,11 +427,20 @@ func prune(ctx context.Context, m *kube.Manager, spec *Spec, stale []kube.Entry,
 	exclusions := map[string]string{PruneAnnotation: DisabledValue}
 	var remaining []kube.Entry
 	var errs []error
+	// What the set lets go of without deleting it, adopted objects and
+	// objects annotated prune: disabled, loses the set's owner labels: it is
+	// nobody's from then on, and another set (a new instance of this one
+	// too) may adopt it.
 	if len(adopted) > 0 {
-		err := m.Disown(ctx, objectsOf(adopted), kube.DisownOptions{Owner: ownerLabels(spec), Exclusions: exclusions, Annotations: []string{kube.AdoptedAnnotation}})
+		err := m.Disown(ctx, objectsOf(adopted), kube.DisownOptions{Owner: ownerLabels(spec), Annotations: []string{kube.AdoptedAnnotation}})
 		if err != nil {
 			errs = append(errs, err)
 			remaining = append(remaining, adopted...)
+		}
+	}
+	if kept := slices.Concat(flux, rest, defs); len(kept) > 0 {
+		if err := m.Disown(ctx, objectsOf(kept), kube.DisownOptions{Owner: ownerLabels(spec), Only: exclusions}); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	opts := kube.DeleteOptions{Inclusions: ownerLabels(spec), Exclusions: exclusions}
