@@ -58,6 +58,27 @@ func forEachCLI(t *testing.T, f func(t *testing.T, c cli)) {
 	}
 }
 
+// applyAtOnce starts `apply` in both workspaces at once and fails the test
+// unless exactly one succeeds; it returns their outputs and which won.
+func applyAtOnce(t *testing.T, round int, ws []*workspace) (outs []string, won, lost int) {
+	t.Helper()
+	outs, codes := make([]string, 2), make([]int, 2)
+	var wg sync.WaitGroup
+	for i, w := range ws {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			outs[i], codes[i] = w.apply()
+		}()
+	}
+	wg.Wait()
+	if (codes[0] == 0) == (codes[1] == 0) {
+		t.Fatalf("round %d: exit codes %v, want exactly one success\n--- first:\n%s\n--- second:\n%s", round, codes, outs[0], outs[1])
+	}
+	won = slices.Index(codes, 0)
+	return outs, won, 1 - won
+}
+
 // eventually polls cond every 100ms until it holds, failing the test after
 // two minutes.
 func eventually(t *testing.T, what string, cond func() bool) {
@@ -86,21 +107,7 @@ func TestAccOwnership_concurrentReleaseCreatesExactlyOneWins(t *testing.T) {
 				newWorkspace(t, c, ownedRelease(t.TempDir(), chartDir, ns, name, "")),
 				newWorkspace(t, c, ownedRelease(t.TempDir(), chartDir, ns, name, "")),
 			}
-			outs, codes := make([]string, 2), make([]int, 2)
-			var wg sync.WaitGroup
-			for i, w := range ws {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					outs[i], codes[i] = w.apply()
-				}()
-			}
-			wg.Wait()
-			if (codes[0] == 0) == (codes[1] == 0) {
-				t.Fatalf("round %d: exit codes %v, want exactly one success\n--- first:\n%s\n--- second:\n%s", round, codes, outs[0], outs[1])
-			}
-			won := slices.Index(codes, 0)
-			lost := 1 - won
+			outs, won, lost := applyAtOnce(t, round, ws)
 			if !regexp.MustCompile(`(?s)Release already exists.*release\s+` + name + `.*made\s+by\s+stevedore_helmrelease\s+` + ns + `/` + name + `\s+\(owner\s+[0-9a-f]{32}\)`).MatchString(outs[lost]) {
 				t.Fatalf("round %d: the loser does not name the winner:\n%s", round, outs[lost])
 			}
@@ -314,21 +321,7 @@ func TestAccOwnership_concurrentSetsClaimOneObject(t *testing.T) {
 				newWorkspace(t, c, setConfig(ns, fmt.Sprintf("a%d", round), configMapTemplate(cm, "a"))),
 				newWorkspace(t, c, setConfig(ns, fmt.Sprintf("b%d", round), configMapTemplate(cm, "b"))),
 			}
-			outs, codes := make([]string, 2), make([]int, 2)
-			var wg sync.WaitGroup
-			for i, w := range ws {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					outs[i], codes[i] = w.apply()
-				}()
-			}
-			wg.Wait()
-			if (codes[0] == 0) == (codes[1] == 0) {
-				t.Fatalf("round %d: exit codes %v, want exactly one success\n--- a:\n%s\n--- b:\n%s", round, codes, outs[0], outs[1])
-			}
-			won := slices.Index(codes, 0)
-			lost := 1 - won
+			outs, won, lost := applyAtOnce(t, round, ws)
 			winner := []string{"a", "b"}[won]
 			if !regexp.MustCompile(`(?s)stevedore_resourceset\s+` + ns + `/` + winner + fmt.Sprint(round) + `\s+\(owner\s+[0-9a-f]{32}\)`).MatchString(outs[lost]) {
 				t.Fatalf("round %d: the loser does not name the winner %s:\n%s", round, winner, outs[lost])
