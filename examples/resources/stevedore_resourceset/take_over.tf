@@ -7,7 +7,7 @@ resource "stevedore_resourceset" "tenants" {
   namespace      = "flux-system"
   take_over_from = ["flux-operator"]
 
-  inputs = [{ tenant = "team-a" }, { tenant = "team-b" }]
+  inputs             = [{ tenant = "team-a" }, { tenant = "team-b" }]
   resources_template = <<-EOT
     apiVersion: v1
     kind: Namespace
