@@ -65,7 +65,8 @@ func (e *ClaimError) Unwrap() error { return e.Err }
 // objects to create are created first (a create, then its managed fields
 // moved to our field manager's Apply entry, as if applied server-side), and
 // if any of them exists already, nothing else is applied; the objects to
-// take carry their resourceVersion into the apply as a precondition.
+// take are then taken (takeAll), and if any of them changed since it was
+// read, nothing else is applied either.
 func (m *Manager) applyClaimed(ctx context.Context, objs []*unstructured.Unstructured, o ssa.ApplyOptions, claims Claims) (*ssa.ChangeSet, error) {
 	cs := ssa.NewChangeSet()
 	var create, take, rest []*unstructured.Unstructured

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	"golang.org/x/sync/errgroup"
@@ -41,7 +42,7 @@ func (f *Factory) ListLabelled(ctx context.Context, selector map[string]string) 
 			continue
 		}
 		for _, r := range l.APIResources {
-			if slices.Contains(r.Verbs, "list") && !containsSlash(r.Name) {
+			if slices.Contains(r.Verbs, "list") && !strings.Contains(r.Name, "/") { // not a subresource
 				kinds = append(kinds, gv.WithKind(r.Kind))
 			}
 		}
@@ -89,8 +90,6 @@ func (f *Factory) ListLabelled(ctx context.Context, selector map[string]string) 
 	})
 	return out, nil
 }
-
-func containsSlash(s string) bool { return slices.Contains([]byte(s), '/') }
 
 // IDOfMetadata is the inventory ID of an object read as metadata.
 func IDOfMetadata(o *metav1.PartialObjectMetadata) string {
