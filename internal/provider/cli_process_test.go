@@ -58,6 +58,9 @@ type workspace struct {
 	cli cli
 	dir string
 	rc  string
+	// env is added to the CLI's environment (and so the provider's), after
+	// the test process's own.
+	env []string
 }
 
 // newWorkspace writes config as main.tf into a new directory, with a CLI
@@ -88,6 +91,7 @@ func (w *workspace) command(ctx context.Context, args ...string) (*exec.Cmd, *by
 	cmd := exec.CommandContext(ctx, w.cli.path, args...)
 	cmd.Dir = w.dir
 	cmd.Env = append(os.Environ(), "TF_CLI_CONFIG_FILE="+w.rc, "CHECKPOINT_DISABLE=1", "TF_IN_AUTOMATION=1", "TF_INPUT=0")
+	cmd.Env = append(cmd.Env, w.env...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	return cmd, &out

@@ -353,10 +353,12 @@ func sourceID(spec chart.Spec) string {
 	return strings.TrimSuffix(chart.RedactURL(spec.Repository), "/") + "/" + spec.Chart
 }
 
-// ModifyPlan resolves the version constraint, so that the plan shows the
-// version an apply will fetch: unchanged configuration and version (and the
-// artifact still in the cache) plan nothing; a new version in range plans
-// chart_version "old" -> "new" with the artifact's attributes unknown.
+// ModifyPlan resolves the version constraint and, when something changes,
+// fetches, packages and verifies the artifact into the cache, so that the plan
+// shows the version and digest apply records: unchanged configuration and
+// version (and the artifact on this machine) plan nothing; a new version in
+// range plans chart_version and digest "old" -> "new", with only path and url
+// left to apply. A cosign failure is a plan error.
 func (r *helmChartArtifactResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	if req.Plan.Raw.IsNull() || r.data == nil || r.data.unknown {
 		return
@@ -381,8 +383,9 @@ func (r *helmChartArtifactResource) ModifyPlan(ctx context.Context, req resource
 	}
 	e := r.engine()
 	resolved, err := e.Resolve(ctx, spec)
+	var kept *chart.Resolved
 	if err != nil {
-		if kept := keptVersion(state, &plan, err); kept != nil {
+		if kept = keptVersion(state, &plan, err); kept != nil {
 			// The source is down and nothing of it is cached (a fresh CI
 			// runner): the recorded version stands, with a warning, as
 			// source-controller keeps its last artifact. A destroy, whose
@@ -401,7 +404,7 @@ func (r *helmChartArtifactResource) ModifyPlan(ctx context.Context, req resource
 	if state != nil && !plan.changedFrom(&state.chartSourceModel) && plan.SourceRoot.Equal(state.SourceRoot) &&
 		state.ChartVersion.ValueString() == resolved.Version &&
 		(spec.SourcePath == "" || state.Revision.ValueString() == resolved.Revision) &&
-		e.Present(state.Path.ValueString(), state.Digest.ValueString()) {
+		e.Has(state.Path.ValueString(), state.Digest.ValueString()) {
 		// Nothing to do: keep what the state has.
 		plan.copyComputed(state)
 		resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
@@ -409,10 +412,35 @@ func (r *helmChartArtifactResource) ModifyPlan(ctx context.Context, req resource
 	}
 
 	plan.ID = types.StringValue(sourceID(spec))
+	if kept == nil {
+		// Fetch, package and verify now, into the cache, so that the plan
+		// shows the digest apply records and a release of this artifact
+		// plans what its upgrade changes, object by object. Only the path is
+		// left to apply: a plan saved here may be applied on a machine with
+		// another cache directory (see build).
+		a, err := e.Build(ctx, spec, resolved.Version)
+		switch {
+		case err == nil:
+			resp.Diagnostics.Append(plan.setArtifact(sourceID(spec), a)...)
+			plan.Path = types.StringUnknown()
+			plan.URL = types.StringUnknown()
+			resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+			return
+		case errors.Is(err, chart.ErrUnreachable):
+			// Resolved from a cached index, but the archive cannot be
+			// fetched now: the plan goes on (a destroy plans first), and
+			// apply fetches it or fails.
+			resp.Diagnostics.AddAttributeWarning(path.Root("repository"), "Chart not fetched at plan",
+				about(artifactKind, sourceID(spec), "%v. The digest is known only when apply fetches %s %s.", unwrapObject(err), resolved.ChartName, resolved.Version))
+		default:
+			addError(&resp.Diagnostics, "Cannot build the chart artifact", artifactError(spec, err))
+			return
+		}
+	}
+	// The source is down and this machine has nothing of it: apply fetches
+	// the version resolved, and what it holds is known then.
 	plan.ChartName = types.StringValue(resolved.ChartName)
 	plan.ChartVersion = types.StringValue(resolved.Version)
-	// The index's appVersion is the chart's by convention only: the chart's
-	// own Chart.yaml decides, at apply.
 	plan.AppVersion = types.StringUnknown()
 	plan.Revision = types.StringUnknown()
 	if resolved.Revision != "" {
@@ -516,6 +544,10 @@ func (r *helmChartArtifactResource) build(ctx context.Context, m *helmChartArtif
 		staleWarning(diags, path.Root("repository"), artifactKind, sourceID(spec), resolved)
 		version = resolved.Version
 	}
+	if d := m.Digest; !d.IsUnknown() && !d.IsNull() {
+		r.buildPlanned(ctx, spec, m, diags)
+		return
+	}
 	plannedRevision := m.Revision
 	a, err := r.engine().Build(ctx, spec, version)
 	if err != nil {
@@ -528,6 +560,34 @@ func (r *helmChartArtifactResource) build(ctx context.Context, m *helmChartArtif
 		return
 	}
 	diags.Append(m.setArtifact(sourceID(spec), a)...)
+}
+
+// buildPlanned applies an artifact that the plan built: every attribute but
+// the path is the plan's. The archive is taken from this machine's cache by
+// digest, or fetched again when the cache lacks it (a plan saved on another
+// machine); bytes that differ from the planned digest (a version republished
+// since the plan) are refused, so that no release is upgraded to a chart
+// nobody planned.
+func (r *helmChartArtifactResource) buildPlanned(ctx context.Context, spec chart.Spec, m *helmChartArtifactModel, diags *diag.Diagnostics) {
+	e := r.engine()
+	planned := m.Digest.ValueString()
+	p, ok := e.Locate(planned)
+	if !ok {
+		a, err := e.Build(ctx, spec, m.ChartVersion.ValueString())
+		if err != nil {
+			addError(diags, "Cannot build the chart artifact", artifactError(spec, err))
+			return
+		}
+		if a.Digest != planned {
+			diags.AddAttributeError(path.Root("digest"), "Chart changed since the plan",
+				about(artifactKind, sourceID(spec), "the plan built %s %s with digest %s; fetched again, it has digest %s: "+
+					"the chart was republished between plan and apply. Nothing was applied; plan again", a.ChartName, a.Revision, planned, a.Digest))
+			return
+		}
+		p = a.Path
+	}
+	m.Path = types.StringValue(p)
+	m.URL = types.StringValue(chart.FileURL(p))
 }
 
 func (r *helmChartArtifactResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
@@ -557,10 +617,11 @@ func (r *helmChartArtifactResource) Update(ctx context.Context, req resource.Upd
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 
-// Read checks that the artifact is still in the cache. When the file is gone
-// (a fresh CI runner, a cleaned cache) it is built again silently if the
-// result has the same digest; otherwise the path is cleared so that the plan
-// shows the artifact being built again.
+// Read checks that the artifact is on this machine: at its path or, by
+// digest, in this machine's cache. When it is in neither (a fresh CI runner,
+// a cleaned cache) it is built again silently if the result has the same
+// digest; otherwise the path is cleared so that the plan shows the artifact
+// being built again.
 func (r *helmChartArtifactResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var m helmChartArtifactModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &m)...)
@@ -568,7 +629,7 @@ func (r *helmChartArtifactResource) Read(ctx context.Context, req resource.ReadR
 		return
 	}
 	e := r.engine()
-	if e.Present(m.Path.ValueString(), m.Digest.ValueString()) {
+	if e.Has(m.Path.ValueString(), m.Digest.ValueString()) {
 		return
 	}
 	spec, known, diags := r.artifactSpec(ctx, &m)
@@ -587,10 +648,10 @@ func (r *helmChartArtifactResource) Read(ctx context.Context, req resource.ReadR
 			about(artifactKind, sourceID(spec), "%s was gone; fetched again, %s %s has digest %s, not %s as recorded", m.Path.ValueString(), a.ChartName, a.Revision, a.Digest, m.Digest.ValueString()))
 		m.Path = types.StringValue("")
 	default:
-		// The same bytes: the cache directory may differ from the one the
-		// state was written with.
-		m.Path = types.StringValue(a.Path)
-		m.URL = types.StringValue(a.URL)
+		// The same bytes, now in this machine's cache: the recorded path
+		// stays (it may be another machine's, whose cache directory
+		// differs), and a release finds the archive by digest.
+		return
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }

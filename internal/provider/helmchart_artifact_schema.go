@@ -130,8 +130,9 @@ func helmChartArtifactSchema() schema.Schema {
 				"the sha256 of the merged values; with `reconcile_strategy = \"Revision\"`, `+` and the first 12 characters of the source revision."),
 			"digest": computedStr("`sha256:<hex>` of the chart archive."),
 			"size":   schema.Int64Attribute{Computed: true, Description: "Size of the chart archive in bytes."},
-			"path":   computedStr("Path of the chart archive in the cache, `<chart>-<revision>.tgz`."),
-			"url":    computedStr("`file://` URL of the chart archive."),
+			"path": computedStr("Path of the chart archive, `<chart>-<revision>.tgz`, in the cache of the machine that last built it. " +
+				"Another machine finds the archive by `digest` in its own cache (a release does so); known after apply when the archive changes."),
+			"url": computedStr("`file://` URL of `path`."),
 			"observed_values_files": schema.ListAttribute{
 				Computed:    true,
 				ElementType: types.StringType,

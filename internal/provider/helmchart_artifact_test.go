@@ -100,6 +100,32 @@ func artifactFileMatches(addr string) resource.TestCheckFunc {
 	}
 }
 
+// artifactInCache checks that the archive of addr's digest is in the cache
+// directory dir, where this machine finds it by digest (chart.Engine.Locate),
+// whatever path the state recorded.
+func artifactInCache(addr, dir string) resource.TestCheckFunc {
+	return func(s *terraform.State) error {
+		rs, ok := s.RootModule().Resources[addr]
+		if !ok {
+			return fmt.Errorf("%s not in state", addr)
+		}
+		a := rs.Primary.Attributes
+		h := strings.TrimPrefix(a["digest"], "sha256:")
+		if len(h) != 64 {
+			return fmt.Errorf("digest %q", a["digest"])
+		}
+		p := filepath.Join(dir, "artifacts", h[:2], h, filepath.Base(a["path"]))
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return fmt.Errorf("archive of %s in %s: %w", a["digest"], dir, err)
+		}
+		if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != h {
+			return fmt.Errorf("%s does not have digest %s", p, a["digest"])
+		}
+		return nil
+	}
+}
+
 // dynamic is a value a PreConfig sets and a later check compares with.
 type dynamic struct{ v atomic.Value }
 
@@ -157,8 +183,9 @@ resource "stevedore_helmchart_artifact" "podinfo" {
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(artifactAddr, plancheck.ResourceActionCreate),
 					plancheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("chart_version"), want.check()),
-					plancheck.ExpectUnknownValue(artifactAddr, tfjsonpath.New("app_version")),
-					plancheck.ExpectUnknownValue(artifactAddr, tfjsonpath.New("digest")),
+					plancheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("app_version"), knownvalue.StringExact("6.0.0")),
+					plancheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("digest"), knownvalue.StringRegexp(regexp.MustCompile(`^sha256:[0-9a-f]{64}$`))),
+					plancheck.ExpectUnknownValue(artifactAddr, tfjsonpath.New("path")),
 				}},
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("chart_version"), want.check()),
@@ -180,10 +207,10 @@ resource "stevedore_helmchart_artifact" "podinfo" {
 					plancheck.ExpectResourceAction(artifactAddr, plancheck.ResourceActionUpdate),
 					plancheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("chart_version"), want.check()),
 					plancheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("revision"), want.check()),
-					plancheck.ExpectUnknownValue(artifactAddr, tfjsonpath.New("digest")),
+					plancheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("digest"), knownvalue.StringRegexp(regexp.MustCompile(`^sha256:[0-9a-f]{64}$`))),
 					plancheck.ExpectUnknownValue(artifactAddr, tfjsonpath.New("path")),
 					plancheck.ExpectUnknownValue(artifactAddr, tfjsonpath.New("url")),
-					plancheck.ExpectUnknownValue(artifactAddr, tfjsonpath.New("size")),
+					plancheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("size"), knownvalue.NotNull()),
 				}},
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("chart_version"), want.check()),
@@ -299,15 +326,17 @@ resource "stevedore_helmchart_artifact" "podinfo" {
 				),
 			},
 			{
-				// Another cache directory, the first one gone: the refresh
-				// packages the chart again with the same digest, so the plan is
-				// empty.
+				// Another cache directory, the first one gone (another
+				// machine): the refresh packages the chart again with the same
+				// digest into this cache, so the plan is empty. The recorded
+				// path stays the first machine's: a release finds the archive
+				// by digest.
 				PreConfig: func() { os.RemoveAll(cacheA) },
 				Config:    config(cacheB),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectEmptyPlan(),
 				}},
-				Check: resource.ComposeAggregateTestCheckFunc(artifactFileMatches(artifactAddr), inCache(cacheB)),
+				Check: resource.ComposeAggregateTestCheckFunc(inCache(cacheA), artifactInCache(artifactAddr, cacheB)),
 			},
 			{
 				PreConfig: func() { os.RemoveAll(cacheB) },
@@ -315,7 +344,7 @@ resource "stevedore_helmchart_artifact" "podinfo" {
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectEmptyPlan(),
 				}},
-				Check: resource.ComposeAggregateTestCheckFunc(artifactFileMatches(artifactAddr), inCache(cacheB)),
+				Check: resource.ComposeAggregateTestCheckFunc(inCache(cacheA), artifactInCache(artifactAddr, cacheB)),
 			},
 		},
 	})
@@ -384,7 +413,7 @@ resource "stevedore_helmchart_artifact" "podinfo" {
 				Config:    config(b, a),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("chart_version"), knownvalue.StringExact("1.1.0")),
-					plancheck.ExpectUnknownValue(artifactAddr, tfjsonpath.New("verified")),
+					plancheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("verified"), knownvalue.Bool(true)),
 				}},
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("chart_version"), knownvalue.StringExact("1.1.0")),
@@ -478,7 +507,7 @@ resource "stevedore_helmchart_artifact" "podinfo" {
 						}
 						return nil
 					})),
-					plancheck.ExpectUnknownValue(artifactAddr, tfjsonpath.New("digest")),
+					plancheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("digest"), knownvalue.StringRegexp(regexp.MustCompile(`^sha256:[0-9a-f]{64}$`))),
 				}},
 				Check: artifactFileMatches(artifactAddr),
 			},
@@ -631,8 +660,8 @@ resource "stevedore_helmchart_artifact" "podinfo" {
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(artifactAddr, plancheck.ResourceActionUpdate),
 					plancheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("chart_version"), want.check()),
-					plancheck.ExpectUnknownValue(artifactAddr, tfjsonpath.New("app_version")),
-					plancheck.ExpectUnknownValue(artifactAddr, tfjsonpath.New("digest")),
+					plancheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("app_version"), knownvalue.StringExact("6.0.0")),
+					plancheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("digest"), knownvalue.StringRegexp(regexp.MustCompile(`^sha256:[0-9a-f]{64}$`))),
 				}},
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("chart_version"), want.check()),
@@ -695,7 +724,7 @@ resource "stevedore_helmchart_artifact" "podinfo" {
 				Config:    config,
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction(artifactAddr, plancheck.ResourceActionUpdate),
-					plancheck.ExpectUnknownValue(artifactAddr, tfjsonpath.New("digest")),
+					plancheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("digest"), knownvalue.StringRegexp(regexp.MustCompile(`^sha256:[0-9a-f]{64}$`))),
 				}},
 				Check: resource.ComposeAggregateTestCheckFunc(
 					artifactFileMatches(artifactAddr),
@@ -879,10 +908,12 @@ resource "stevedore_helmchart_artifact" "podinfo" {
 }
 
 // TestAccHelmChartArtifact_keylessWithoutIdentity: keyless verification
-// without match_oidc_identity is accepted at plan, as Flux accepts it (the
-// plan warning is asserted by TestHelmChartArtifact_keylessWithoutIdentityWarns:
-// the test harness cannot see warnings). Only the plan runs: keyless
-// verification itself needs Fulcio and Rekor.
+// without match_oidc_identity is accepted, as Flux accepts it (the plan
+// warning is asserted by TestHelmChartArtifact_keylessWithoutIdentityWarns:
+// the test harness cannot see warnings), and verified at plan. Only the plan
+// runs: keyless verification itself needs Sigstore's TUF root, Fulcio and
+// Rekor, which this test does not reach, so the plan fails there, in the
+// verification and not in the configuration.
 func TestAccHelmChartArtifact_keylessWithoutIdentity(t *testing.T) {
 	t.Parallel()
 	reg, err := testenv.StartOCIRegistry(testenv.OCIRegistryOptions{})
@@ -909,9 +940,9 @@ resource "stevedore_helmchart_artifact" "podinfo" {
 `, hcl(reg.URL()+"/charts"))
 	artifactAccTest(t, resource.TestCase{
 		Steps: []resource.TestStep{{
-			Config:             config,
-			PlanOnly:           true,
-			ExpectNonEmptyPlan: true,
+			Config:      config,
+			PlanOnly:    true,
+			ExpectError: regexp.MustCompile(`(?s)Cannot build the chart artifact.*keyless\s+verification`),
 		}},
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 
@@ -88,7 +89,7 @@ func validateReleaseChart(c *releaseChartModel) diag.Diagnostics {
 	for _, a := range []struct {
 		name string
 		v    types.String
-	}{{"path", c.Path}, {"repository", c.Repository}, {"source_path", c.SourcePath}} {
+	}{{"digest", artifactRef(c)}, {"repository", c.Repository}, {"source_path", c.SourcePath}} {
 		if !a.v.IsNull() {
 			set = append(set, "chart."+a.name)
 		}
@@ -96,25 +97,30 @@ func validateReleaseChart(c *releaseChartModel) diag.Diagnostics {
 	switch len(set) {
 	case 0:
 		diags.AddAttributeError(chartPath, "Missing chart source",
-			"the chart block needs exactly one of chart.path (with chart.digest, from a stevedore_helmchart_artifact), chart.repository and chart.source_path")
+			"the chart block needs exactly one of chart.digest (from a stevedore_helmchart_artifact), chart.repository and chart.source_path")
 	case 1:
 	default:
 		diags.AddAttributeError(chartPath.AtName(strings.TrimPrefix(set[1], "chart.")), "Conflicting chart sources",
-			fmt.Sprintf("%s are set: the chart block takes exactly one of chart.path, chart.repository and chart.source_path", strings.Join(set, " and ")))
+			fmt.Sprintf("%s are set: the chart block takes exactly one of chart.digest, chart.repository and chart.source_path", strings.Join(set, " and ")))
 	}
 	if !c.Path.IsNull() && c.Digest.IsNull() {
 		diags.AddAttributeError(chartPath.AtName("digest"), "Missing chart digest",
 			"chart.digest is required with chart.path: stevedore_helmchart_artifact.<name>.digest")
-	}
-	if !c.Digest.IsNull() && c.Path.IsNull() {
-		diags.AddAttributeError(chartPath.AtName("path"), "Missing chart path",
-			"chart.path is required with chart.digest: stevedore_helmchart_artifact.<name>.path")
 	}
 	if !c.Repository.IsNull() && c.Chart.IsNull() {
 		diags.AddAttributeError(chartPath.AtName("chart"), "Missing chart name",
 			"chart.chart is required with chart.repository: the name of the chart in the repository")
 	}
 	return diags
+}
+
+// artifactRef is what says the chart is an artifact's: its digest, or a path
+// (whose missing digest is its own error).
+func artifactRef(c *releaseChartModel) types.String {
+	if c.Digest.IsNull() {
+		return c.Path
+	}
+	return c.Digest
 }
 
 // ModifyPlan shows what apply will do. The engine decides the first action
@@ -141,13 +147,26 @@ func (r *helmReleaseResource) ModifyPlan(ctx context.Context, req resource.Modif
 	}
 
 	// release_name and storage_namespace are computed when not set: start
-	// from the configuration, not from the framework's unknown.
+	// from the configuration, not from the framework's unknown. So is a
+	// chart given by digest alone: its path is the state's.
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("release_name"), &plan.ReleaseName)...)
+	if plan.Chart != nil {
+		resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("chart").AtName("path"), &plan.Chart.Path)...)
+		if plan.Chart.Path.IsNull() && state != nil && state.Chart != nil && !plan.Chart.inline() {
+			plan.Chart.Path = state.Chart.Path
+		}
+	}
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("storage_namespace"), &plan.StorageNamespace)...)
 	spec, known, diags := helmReleaseSpec(ctx, &plan)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
 		return
+	}
+	if found, err := r.chartOnThisMachine(spec, plan.Chart); err != nil {
+		addReleaseDiag(&resp.Diagnostics, "Cannot find the chart", fielderr.Object(release.Kind, plan.ID.ValueString(), err))
+		return
+	} else if !found {
+		known = false
 	}
 	setTriggers(ctx, spec, state, &plan)
 	if !plan.Name.IsUnknown() && !plan.Namespace.IsUnknown() {
@@ -296,7 +315,7 @@ func (r *helmReleaseResource) planChart(ctx context.Context, spec *release.Spec,
 	}
 	if !c.inline() {
 		plan.ChartDigest = c.Digest
-		if c.Path.IsUnknown() || c.Path.IsNull() {
+		if spec.ChartPath == "" {
 			return nil, true
 		}
 		meta, err := chart.ReadMetadata(spec.ChartPath)
@@ -533,6 +552,12 @@ func (r *helmReleaseResource) reconcile(ctx context.Context, m, state *helmRelea
 	}
 	spec, known, d := helmReleaseSpec(ctx, m)
 	diags.Append(d...)
+	found, err := r.chartOnThisMachine(spec, m.Chart)
+	if err != nil {
+		addReleaseDiag(diags, "Cannot find the chart", fielderr.Object(release.Kind, m.ID.ValueString(), err))
+		return false, nil
+	}
+	known = known && found
 	if !known && !diags.HasError() {
 		addError(diags, "Unknown values at apply", fielderr.Object(release.Kind, m.ID.ValueString(), errors.New("a configuration value is still unknown")))
 	}
@@ -737,6 +762,42 @@ func (r *helmReleaseResource) importHint(ctx context.Context, id release.ImportI
 		id.Name, storageNS, imp.TargetNamespace)
 	return fmt.Sprintf(". The ID names the HelmRelease as Flux does, whose release is <target_namespace>-<name>; "+
 		"release %q in storage namespace %s is imported with the ID %q", id.Name, storageNS, alt)
+}
+
+// chartOnThisMachine points spec at its chart archive on this machine when
+// chart.path names none here. A chart may be given by digest alone; an
+// artifact's path is known at apply only when the plan built it; and state or
+// a saved plan may carry the path of another machine's cache directory. The
+// digest names the same bytes everywhere, so the archive is found by digest in
+// this machine's cache, where the artifact resource puts it at plan, refresh
+// and apply. It reports false when the archive is not found and the path is
+// unknown (the plan cannot see the chart yet), or null (then with an error on
+// chart.digest). A known path that names nothing is left for the engine to
+// report under chart.path.
+func (r *helmReleaseResource) chartOnThisMachine(spec *release.Spec, c *releaseChartModel) (bool, error) {
+	if spec.ChartDigest == "" || c == nil || c.inline() {
+		return true, nil
+	}
+	if spec.ChartPath != "" {
+		if _, err := os.Stat(spec.ChartPath); err == nil {
+			return true, nil
+		}
+	}
+	if !r.configUnknown() {
+		if p, ok := r.chartEngine().Locate(spec.ChartDigest); ok {
+			spec.ChartPath = p
+			return true, nil
+		}
+	}
+	switch {
+	case spec.ChartPath != "":
+		return true, nil
+	case c.Path.IsUnknown() || r.configUnknown():
+		return false, nil
+	}
+	return false, &fielderr.Error{Path: "chart.digest", Err: fmt.Errorf("no chart archive with digest %s in the provider's cache (%s): "+
+		"take chart.digest from a stevedore_helmchart_artifact of this configuration, which puts its archive there, or set chart.path "+
+		"to an archive of your own", spec.ChartDigest, r.data.cacheDir)}
 }
 
 func (r *helmReleaseResource) chartEngine() *chart.Engine {

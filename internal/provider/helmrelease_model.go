@@ -294,8 +294,13 @@ func helmReleaseSpec(ctx context.Context, m *helmReleaseModel) (*release.Spec, b
 		spec.Timeout = d
 	}
 	if c := m.Chart; c != nil && !c.inline() {
-		spec.ChartPath = b.str(c.Path)
 		spec.ChartDigest = b.str(c.Digest)
+		if !c.Path.IsUnknown() || spec.ChartDigest == "" {
+			spec.ChartPath = b.str(c.Path)
+		}
+		// Otherwise an artifact built at plan, whose path is known at
+		// apply only: the resource finds the archive by digest
+		// (chartOnThisMachine).
 	}
 	return spec, b.known, b.diags
 }

@@ -379,8 +379,15 @@ func releaseChartBlock() schema.SingleNestedBlock {
 	inline := func(name string) schema.Attribute { return artifact.Attributes[name] }
 	attrs := map[string]schema.Attribute{
 		"path": schema.StringAttribute{
-			Optional:    true,
-			Description: "Path of the chart archive: `stevedore_helmchart_artifact.<name>.path`. Exactly one of `path`, `repository` and `source_path`.",
+			Optional: true,
+			// Computed: a chart given by digest alone keeps the path the
+			// state has (an import records the artifact's), so that
+			// neither form plans a change of it (ModifyPlan).
+			Computed: true,
+			Description: "Path of a chart archive of your own, with its `digest`. Not needed for a `stevedore_helmchart_artifact`: " +
+				"`digest` alone finds its archive in the provider's cache, on any machine (a plan saved with `plan -out` and applied " +
+				"elsewhere; an import in the plan that creates the artifact). When this machine has no file at `path`, the archive of " +
+				"`digest` is taken from the provider's cache too.",
 			// Which of path, repository and source_path is set is checked in
 			// ValidateConfig (validateReleaseChart): the framework's path
 			// expression validators walk the whole configuration once per
@@ -389,7 +396,7 @@ func releaseChartBlock() schema.SingleNestedBlock {
 		},
 		"digest": schema.StringAttribute{
 			Optional:    true,
-			Description: "Digest of the chart archive: `stevedore_helmchart_artifact.<name>.digest`.",
+			Description: "Digest of the chart archive: `stevedore_helmchart_artifact.<name>.digest`. Exactly one of `digest`, `repository` and `source_path`.",
 			Validators:  []validator.String{stringvalidator.RegexMatches(regexp.MustCompile(`^sha256:[0-9a-f]{64}$`), "must be sha256:<64 hex digits>")},
 		},
 		"repository": schema.StringAttribute{

@@ -327,14 +327,16 @@ func TestAccHelmRelease_lifecycle(t *testing.T) {
 					Check: checkRevisions(t, ns, "podinfo", "1:superseded", "2:deployed"),
 				},
 				{
-					// A new chart version: the artifact's plan says which; the
-					// release's chart digest is unknown until the artifact is built.
+					// A new chart version: the artifact is built at plan, so the
+					// release plans the upgrade from it, object by object.
 					PreConfig: func() { setChartVersion(t, chartDir, "1.1.0") },
 					Config:    releaseConfig(cacheDir, chartDir, ns, `values = { replicaCount = 2, config = { greeting = "hi" } }`),
 					ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 						plancheck.ExpectKnownValue(artifactAddr, tfjsonpath.New("chart_version"), knownvalue.StringExact("1.1.0")),
 						plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionUpdate),
-						plancheck.ExpectUnknownValue(releaseAddr, tfjsonpath.New("chart_digest")),
+						plancheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("chart_version"), knownvalue.StringExact("1.1.0")),
+						plancheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("chart_digest"), knownvalue.StringRegexp(regexp.MustCompile(`^sha256:[0-9a-f]{64}$`))),
+						expectChartLabelChange(releaseAddr, "podinfo-1.1.0"),
 					}},
 					ConfigStateChecks: []statecheck.StateCheck{
 						statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("chart_version"), knownvalue.StringExact("1.1.0")),
@@ -734,6 +736,61 @@ import {
 	})
 }
 
+// TestAccHelmRelease_importWithItsNewArtifact: a release installed with the
+// Helm CLI is imported in the same plan that creates its artifact. The
+// artifact is built at plan and the release names it by digest alone, so the
+// plan imports the release with no change, and the apply creates no Helm
+// revision.
+func TestAccHelmRelease_importWithItsNewArtifact(t *testing.T) {
+	t.Parallel()
+	accTestEach(t, func(t *testing.T) resource.TestCase {
+		ns := uniqueNamespace(t, "hr-import-new")
+		cacheDir := t.TempDir()
+		chartDir := chartCopy(t, "1.0.0")
+		config := providerBlock(fmt.Sprintf("cache_dir = %s", hcl(cacheDir))) + fmt.Sprintf(`
+resource "stevedore_helmchart_artifact" "podinfo" {
+  source_path = %s
+}
+
+resource "stevedore_helmrelease" "podinfo" {
+  name      = "podinfo"
+  namespace = %q
+  chart {
+    digest = stevedore_helmchart_artifact.podinfo.digest
+  }
+  values = { replicaCount = 2 }
+}
+
+import {
+  to = stevedore_helmrelease.podinfo
+  id = "%s/podinfo"
+}
+`, hcl(chartDir), ns, ns)
+		return resource.TestCase{
+			Steps: []resource.TestStep{{
+				PreConfig: func() {
+					tgz, err := testenv.PackageChart(chartDir, "", t.TempDir())
+					if err != nil {
+						t.Fatal(err)
+					}
+					if err := testenv.HelmInstall(testenv.Need(t).Cluster.Kubeconfig, ns, "podinfo", tgz, map[string]any{"replicaCount": 2}); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(artifactAddr, plancheck.ResourceActionCreate),
+					plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionNoop),
+				}},
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(1)),
+				},
+				Check: checkRevisions(t, ns, "podinfo", "1:deployed"),
+			}},
+		}
+	})
+}
+
 // TestAccHelmRelease_postRenderersAndValuesFrom: kustomize patches and image
 // overrides reach the cluster with no drift afterwards; values_from merges a
 // ConfigMap, a Secret value at a target path and a missing optional object, and
@@ -1108,4 +1165,47 @@ func mustRead(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// expectChartLabelChange checks that the release's planned changes set the
+// chart label of its objects to want: the upgrade to a new chart version is
+// in the plan, object by object.
+func expectChartLabelChange(addr, want string) plancheck.PlanCheck {
+	return chartLabelCheck{addr: addr, want: want}
+}
+
+type chartLabelCheck struct{ addr, want string }
+
+func (c chartLabelCheck) CheckPlan(_ context.Context, req plancheck.CheckPlanRequest, resp *plancheck.CheckPlanResponse) {
+	for _, rc := range req.Plan.ResourceChanges {
+		if rc.Address != c.addr || rc.Change == nil {
+			continue
+		}
+		after, _ := rc.Change.After.(map[string]any)
+		raw, _ := json.Marshal(after["changes"])
+		var changes []struct {
+			ID      string `json:"id"`
+			Changes []struct {
+				Path string `json:"path"`
+				To   string `json:"to"`
+			} `json:"changes"`
+		}
+		if err := json.Unmarshal(raw, &changes); err != nil {
+			resp.Error = fmt.Errorf("%s: planned changes: %w", c.addr, err)
+			return
+		}
+		var objects []string
+		for _, o := range changes {
+			for _, ch := range o.Changes {
+				if strings.HasSuffix(ch.Path, "/labels/helm.sh~1chart") && strings.Contains(ch.To, c.want) {
+					objects = append(objects, o.ID)
+				}
+			}
+		}
+		if len(objects) == 0 {
+			resp.Error = fmt.Errorf("%s: no planned change sets helm.sh/chart to %s; planned changes: %s", c.addr, c.want, raw)
+		}
+		return
+	}
+	resp.Error = fmt.Errorf("%s: not in the plan", c.addr)
 }

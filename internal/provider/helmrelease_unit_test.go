@@ -105,8 +105,9 @@ func TestValidateReleaseChart_exactlyOneSource(t *testing.T) {
 		}), []string{"chart.source_path: Conflicting chart sources"}},
 		{"path without digest", chart(func(c *releaseChartModel) { c.Path = types.StringValue("/a.tgz") }),
 			[]string{"chart.digest: Missing chart digest"}},
-		{"digest without path", chart(func(c *releaseChartModel) { c.SourcePath, c.Digest = types.StringValue("./chart"), digest }),
-			[]string{"chart.path: Missing chart path"}},
+		{"digest alone", chart(func(c *releaseChartModel) { c.Digest = digest }), nil},
+		{"digest and source_path", chart(func(c *releaseChartModel) { c.SourcePath, c.Digest = types.StringValue("./chart"), digest }),
+			[]string{"chart.source_path: Conflicting chart sources"}},
 		{"repository without chart", chart(func(c *releaseChartModel) { c.Repository = types.StringValue("oci://r.example/charts") }),
 			[]string{"chart.chart: Missing chart name"}},
 	} {

@@ -405,8 +405,13 @@ func (e *Engine) store(a *Artifact, data []byte) error {
 	a.Digest = "sha256:" + h
 	a.Size = int64(len(data))
 	a.Path = p
-	a.URL = (&url.URL{Scheme: "file", Path: filepath.ToSlash(p)}).String()
+	a.URL = FileURL(p)
 	return nil
+}
+
+// FileURL is the `file://` URL of an archive at path, the artifact's url.
+func FileURL(path string) string {
+	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(path)}).String()
 }
 
 // Present reports whether the artifact at path is in the cache with digest
@@ -414,6 +419,41 @@ func (e *Engine) store(a *Artifact, data []byte) error {
 func (e *Engine) Present(path, digest string) bool {
 	h, ok := strings.CutPrefix(digest, "sha256:")
 	return ok && path != "" && e.hasDigest(path, h)
+}
+
+// Locate returns the archive of digest (`sha256:<hex>`) in this engine's
+// cache, wherever the artifact's recorded path says it is: a plan saved on
+// one machine and applied on another, or state written by a machine with
+// another cache directory, names a path that this machine need not have,
+// while the digest names the same bytes everywhere. The file found is
+// checked against the digest; ok is false when the cache has no such archive.
+func (e *Engine) Locate(digest string) (path string, ok bool) {
+	h, found := strings.CutPrefix(digest, "sha256:")
+	if !found || len(h) != sha256.Size*2 {
+		return "", false
+	}
+	dir := filepath.Join(e.cacheDir, "artifacts", h[:2], h)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return "", false
+	}
+	for _, de := range entries {
+		p := filepath.Join(dir, de.Name())
+		if de.Type().IsRegular() && strings.HasSuffix(de.Name(), ".tgz") && e.hasDigest(p, h) {
+			return p, true
+		}
+	}
+	return "", false
+}
+
+// Has reports whether the artifact recorded at path with digest is usable on
+// this machine: at path, or found by digest in the cache (Locate).
+func (e *Engine) Has(path, digest string) bool {
+	if e.Present(path, digest) {
+		return true
+	}
+	_, ok := e.Locate(digest)
+	return ok
 }
 
 func (e *Engine) hasDigest(path, hexDigest string) bool {
