@@ -53,7 +53,6 @@ resource "stevedore_helmrelease" "podinfo" {
   namespace = "default"
 
   chart {
-    path   = stevedore_helmchart_artifact.podinfo.path
     digest = stevedore_helmchart_artifact.podinfo.digest
   }
 
@@ -150,6 +149,5 @@ output "podinfo_chart" {
     version  = stevedore_helmchart_artifact.podinfo.chart_version
     revision = stevedore_helmchart_artifact.podinfo.revision
     digest   = stevedore_helmchart_artifact.podinfo.digest
-    path     = stevedore_helmchart_artifact.podinfo.path
   }
 }

@@ -19,7 +19,6 @@ resource "stevedore_helmrelease" "podinfo" {
   target_namespace = "apps"
 
   chart {
-    path   = stevedore_helmchart_artifact.podinfo.path
     digest = stevedore_helmchart_artifact.podinfo.digest
   }
 

@@ -9,7 +9,6 @@ resource "stevedore_helmrelease" "podinfo" {
   namespace = "apps"
 
   chart {
-    path   = stevedore_helmchart_artifact.podinfo.path
     digest = stevedore_helmchart_artifact.podinfo.digest
   }
 

@@ -12,7 +12,6 @@ resource "stevedore_helmrelease" "podinfo" {
   target_namespace = "apps" # release name: apps-podinfo
 
   chart {
-    path   = stevedore_helmchart_artifact.podinfo.path
     digest = stevedore_helmchart_artifact.podinfo.digest
   }
 
