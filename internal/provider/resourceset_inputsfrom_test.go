@@ -79,7 +79,7 @@ func configMapData(t *testing.T, ns, name, key string) string {
 }
 
 // inputs_from by name and by selector joins the providers' exported inputs to
-// the literal ones (each with `provider`); a provider whose exported inputs
+// the literal ones (each with `provider`, the set's own for literal ones); a provider whose exported inputs
 // change shows its new object in the next plan, and the apply converges.
 // Entries with both name and selector, or neither, and a missing provider
 // are errors naming inputs_from[N].
@@ -182,7 +182,7 @@ resource "stevedore_resourceset" "bad" {
 					Check: resource.ComposeTestCheckFunc(
 						func(*terraform.State) error {
 							for name, want := range map[string]string{
-								"cm-alpha": "ResourceSetInputProvider/alpha", "cm-beta": "ResourceSetInputProvider/beta", "cm-literal": "none",
+								"cm-alpha": "ResourceSetInputProvider/alpha", "cm-beta": "ResourceSetInputProvider/beta", "cm-literal": "ResourceSet/from",
 							} {
 								if got := configMapData(t, ns, name, "provider"); got != want {
 									return fmt.Errorf("%s: data.provider = %q, want %q", name, got, want)
@@ -253,7 +253,9 @@ func TestAccResourceSet_inputsFromExample(t *testing.T) {
 			Steps: []resource.TestStep{{
 				Config: config,
 				Check: func(*terraform.State) error {
-					for name, want := range map[string]string{"preview-main": "inputs", "preview-42": "podinfo-pull-requests", "preview-7": "podinfo-dev"} {
+					for name, want := range map[string]string{
+						"preview-main": "ResourceSet/previews", "preview-42": "ResourceSetInputProvider/podinfo-pull-requests", "preview-7": "ResourceSetInputProvider/podinfo-dev",
+					} {
 						if got := configMapData(t, ns, name, "source"); got != want {
 							return fmt.Errorf("%s: data.source = %q, want %q", name, got, want)
 						}

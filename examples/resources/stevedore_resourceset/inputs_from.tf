@@ -39,7 +39,8 @@ resource "stevedore_resourceset" "previews" {
       name: preview-<< inputs.id >>
     data:
       branch: << inputs.branch | quote >>
-      # Inputs of a provider name it; literal inputs have no provider key.
-      source: << if hasKey inputs "provider" >><< inputs.provider.name | quote >><< else >>"inputs"<< end >>
+      # Every input names its provider: a ResourceSetInputProvider, or this
+      # set (kind ResourceSet) for the literal inputs.
+      source: << printf "%s/%s" inputs.provider.kind inputs.provider.name | quote >>
   EOT
 }

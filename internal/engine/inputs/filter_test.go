@@ -27,6 +27,33 @@ func TestSelectTags_sortFilterAndLimit(t *testing.T) {
 	}
 }
 
+// TestSelectTags_semverAsFlux: flux-operator reads a tag with
+// fluxcd/pkg/version.ParseVersion (strict semver, an optional leading v), so
+// a tag with a leading zero (01.0.0) or fewer than three numbers is never
+// selected by a semver filter, and the constraint with Masterminds/semver's
+// NewConstraint, which reads `>=01.0` as >=1.0.0.
+func TestSelectTags_semverAsFlux(t *testing.T) {
+	tags := []string{"01.0.0", "1.01.0", "v1.0", "1.0.0", "v1.0.1", "v01.2.0", "1.1.0+build.01"}
+	for _, tc := range []struct {
+		name string
+		f    Filter
+		want []string
+	}{
+		{"leading zeros and short versions are not versions", Filter{Semver: ">=1.0.0"}, []string{"1.1.0+build.01", "v1.0.1", "1.0.0"}},
+		{"a constraint with leading zeros", Filter{Semver: ">=01.0"}, []string{"1.1.0+build.01", "v1.0.1", "1.0.0"}},
+		{"without semver every tag", Filter{}, []string{"v1.0.1", "v1.0", "v01.2.0", "1.1.0+build.01", "1.01.0", "1.0.0", "01.0.0"}},
+	} {
+		if errs := (Spec{Type: TypeOCIArtifactTag, URL: "oci://r.example/app", Filter: tc.f}).Validate(); len(errs) > 0 {
+			t.Fatalf("%s: %v", tc.name, errs)
+		}
+		t.Run(tc.name, func(t *testing.T) {
+			if got := selectTags(slices.Clone(tags), tc.f); !slices.Equal(got, tc.want) {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
 func TestSkip_dropsByLabelAndMissingLabel(t *testing.T) {
 	rs := []result{
 		{id: "1", labels: []string{"ready"}},

@@ -125,7 +125,7 @@ func (e *Engine) desired(spec *Spec) ([]part, []Warning, error) {
 		return nil, nil, err
 	}
 	parts := spec.parts()
-	var warnings []Warning
+	warnings := providerKeyWarnings(spec)
 	for i := range parts {
 		objs, ws, err := render(spec.forPart(parts[i]))
 		if err != nil {

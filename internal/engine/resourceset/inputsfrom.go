@@ -84,14 +84,13 @@ func ValidateInputsFrom(refs []InputsFrom, strategy string) error {
 }
 
 // ResolveInputs returns spec with the inputs of its InputsFrom providers
-// joined to its Inputs by the input strategy, read from the cluster now; a
-// spec without InputsFrom, or already resolved, is returned as is. With
-// Flatten the inputs are the set's own, then those of each provider (each
-// provider once, sorted by name), every one of the latter with a `provider`
-// key naming the object (apiVersion, kind, name, namespace), as flux-operator
-// computes them. A provider's readiness is not looked at: its
-// status.exportedInputs are what it exports. A set with InputsFrom whose
-// inputs are none renders no object. A provider named but missing, and a
+// read from the cluster now, to be joined to its Inputs by the input strategy
+// when it renders (see combinedInputs); a spec without InputsFrom, or already
+// resolved, is returned as is. Each provider counts once, and providers are
+// sorted by name; each of their inputs has a `provider` key naming the
+// object (apiVersion, kind, name, namespace), as flux-operator computes them.
+// A provider's readiness is not looked at: its status.exportedInputs are what
+// it exports. A set with InputsFrom whose inputs are none renders no object. A provider named but missing, and a
 // cluster that does not serve the kind, are *fielderr.Error on the entry of
 // inputs_from (`inputs_from[1]`).
 func (e *Engine) ResolveInputs(ctx context.Context, spec *Spec) (*Spec, error) {
@@ -142,16 +141,16 @@ func (e *Engine) resolveInputs(ctx context.Context, spec *Spec) (*Spec, error) {
 		}
 	}
 
-	inputs := slices.Clone(spec.Inputs)
+	var exported []map[string]any
 	for _, name := range slices.Sorted(maps.Keys(providers)) {
 		got, err := ExportedInputs(providers[name])
 		if err != nil {
 			return nil, fielderr.Wrap(fielderr.Index("inputs_from", refIndex(spec, providers[name])), err)
 		}
-		inputs = append(inputs, got...)
+		exported = append(exported, got...)
 	}
 	c2 := *spec
-	c2.Inputs = inputs
+	c2.exported = exported
 	c2.inputsResolved = true
 	return &c2, nil
 }

@@ -137,15 +137,15 @@ data:
 		t.Fatal(err)
 	}
 	var tenants []string
-	for _, in := range resolved.Inputs {
+	for _, in := range resolved.combinedInputs() {
 		tenants = append(tenants, in["tenant"].(string))
 	}
 	// The set's own inputs, then the providers' sorted by name.
 	if got := strings.Join(tenants, " "); got != "literal alpha alpha2 other zeta" {
 		t.Fatalf("inputs %q", got)
 	}
-	if len(spec.Inputs) != 1 {
-		t.Fatal("ResolveInputs changed the spec")
+	if len(spec.Inputs) != 1 || len(resolved.Inputs) != 1 {
+		t.Fatal("ResolveInputs changed the set's own inputs")
 	}
 
 	plan, err := e.Plan(ctx, spec, nil)
@@ -171,7 +171,8 @@ data:
 		t.Fatalf("provider key %q", got)
 	}
 	cm, _ = get(t, c, "v1", "ConfigMap", ns, "cm-literal")
-	if got, _, _ := unstructured.NestedString(cm.Object, "data", "provider"); got != "none" {
+	// A literal input names the set, as flux-operator names a ResourceSet.
+	if got, _, _ := unstructured.NestedString(cm.Object, "data", "provider"); got != "ResourceSet/"+ns+"/from" {
 		t.Fatalf("literal input's provider key %q", got)
 	}
 

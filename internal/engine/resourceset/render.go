@@ -14,6 +14,7 @@ import (
 	"text/template"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
@@ -142,13 +143,15 @@ func render(spec *Spec) ([]*unstructured.Unstructured, []Warning, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	inputs := spec.Inputs
+	inputs := spec.combinedInputs()
 	inputIndex := func(i int) int { return i }
 	if len(inputs) == 0 {
 		if len(spec.InputsFrom) > 0 {
 			return nil, nil, nil // providers that export nothing: no object
 		}
-		inputs = []map[string]any{{}}
+		// Everything renders once, and `inputs` is null, as in
+		// flux-operator: `toYaml inputs` renders "null".
+		inputs = []map[string]any{nil}
 		inputIndex = func(int) int { return -1 }
 	}
 
@@ -167,11 +170,13 @@ func render(spec *Spec) ([]*unstructured.Unstructured, []Warning, error) {
 	}
 
 	var out []*unstructured.Unstructured
+	var warnings []Warning
 	for t := range results {
 		at := "resources_template"
 		if t < len(r.resources) {
 			at = fielderr.Index("resources", t)
 		}
+		var dropped []string
 		for j, res := range results[t] {
 			if res.err != nil {
 				return nil, nil, renderError(at, inputIndex(j), res.err)
@@ -181,14 +186,78 @@ func render(spec *Spec) ([]*unstructured.Unstructured, []Warning, error) {
 					out = append(out, o)
 				}
 			}
+			for _, o := range res.dropped {
+				if d := describe(o); !slices.Contains(dropped, d) {
+					dropped = append(dropped, d)
+				}
+			}
+		}
+		if len(dropped) > 0 {
+			warnings = append(warnings, Warning{Path: at, Summary: "Kustomize file left out", Message: fmt.Sprintf(
+				"%s renders %s of %s, a kustomize build file (kustomization.yaml), not an object to apply: "+
+					"it is left out, as flux-operator leaves it out", at, strings.Join(dropped, ", "), kustomizeGroup)})
 		}
 	}
-	return out, retypedWarnings(spec, results[:len(r.resources)], inputs, inputIndex, r.text), nil
+	warnings = append(warnings, retypedWarnings(spec, results[:len(r.resources)], inputs, inputIndex, r.text)...)
+	return out, warnings, nil
+}
+
+// ResourceSetAPIVersion and ResourceSetKind name flux-operator's ResourceSet,
+// the `provider` of the set's own inputs.
+const (
+	ResourceSetAPIVersion = "fluxcd.controlplane.io/v1"
+	ResourceSetKind       = "ResourceSet"
+)
+
+// combinedInputs are the inputs the templates render with, as flux-operator's
+// Flatten strategy combines them: the set's own inputs, each with a
+// `provider` key naming the set (as flux-operator names a ResourceSet, the
+// first of its input providers), then the inputs of InputsFrom once
+// resolved, each naming its ResourceSetInputProvider. The `provider` key
+// replaces one an input has (providerKeyWarnings). The spec's inputs are not
+// changed.
+func (s *Spec) combinedInputs() []map[string]any {
+	if len(s.Inputs) == 0 {
+		return s.exported
+	}
+	out := make([]map[string]any, 0, len(s.Inputs)+len(s.exported))
+	for _, in := range s.Inputs {
+		in = maps.Clone(in)
+		if in == nil {
+			in = map[string]any{}
+		}
+		in["provider"] = map[string]any{
+			"apiVersion": ResourceSetAPIVersion,
+			"kind":       ResourceSetKind,
+			"name":       s.Name,
+			"namespace":  s.Namespace,
+		}
+		out = append(out, in)
+	}
+	return append(out, s.exported...)
+}
+
+// providerKeyWarnings warn, on `inputs[N]`, of the inputs of spec whose
+// `provider` key the set's reference replaces (combinedInputs).
+func providerKeyWarnings(spec *Spec) []Warning {
+	var out []Warning
+	for i, in := range spec.Inputs {
+		if _, ok := in["provider"]; ok {
+			at := fielderr.Index("inputs", i)
+			out = append(out, Warning{Path: at, Summary: "Input key replaced", Message: fmt.Sprintf(
+				"%s has a key \"provider\": every input of the set gets provider = { apiVersion = %q, kind = %q, name = %q, namespace = %q } "+
+					"instead, as flux-operator sets it, so templates read that. Rename the key to keep its value.",
+				at, ResourceSetAPIVersion, ResourceSetKind, spec.Name, spec.Namespace)})
+		}
+	}
+	return out
 }
 
 type rendered struct {
 	objs []*unstructured.Unstructured
-	err  error
+	// dropped are the kustomize Kustomizations the template rendered.
+	dropped []*unstructured.Unstructured
+	err     error
 }
 
 // parallelRenderThreshold is the number of renders below which one goroutine
@@ -238,11 +307,11 @@ func (r *renderer) render(t *template.Template, input map[string]any, single boo
 	if err := r.execute(t, input, buf); err != nil {
 		return rendered{err: err}
 	}
-	objs, err := parseObjects(buf.Bytes())
+	objs, dropped, err := parseObjects(buf.Bytes(), !single)
 	if err == nil && single && len(objs) != 1 {
 		err = fmt.Errorf("renders %d objects, want exactly one (use resources_template for several)", len(objs))
 	}
-	return rendered{objs: objs, err: err}
+	return rendered{objs: objs, dropped: dropped, err: err}
 }
 
 // objectKey names an object in the cluster: group, kind, namespace and name
@@ -268,30 +337,31 @@ func dedupe(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
 
 // parseObjects reads the rendered YAML documents into objects. Unlike the ssa
 // reader it drops nothing silently: an empty document is skipped, anything
-// else must be an object with apiVersion, kind and name.
-func parseObjects(rendered []byte) ([]*unstructured.Unstructured, error) {
+// else must be an object with apiVersion, kind and name. A multi-document
+// template is read as flux-operator reads it: a list (a document with an
+// `items` array, `kind: List`) is its items, and a kustomize Kustomization is
+// left out, in dropped.
+func parseObjects(rendered []byte, multi bool) (objs, dropped []*unstructured.Unstructured, err error) {
 	if singleYAMLDocument(rendered) {
 		// Most renders are one object of `resources`: convert it without the
 		// stream decoder, whose buffers were most of a render's allocations.
 		raw, err := yaml.YAMLToJSON(rendered)
 		if err != nil {
-			return nil, fmt.Errorf("rendered YAML is invalid: %w", err)
+			return nil, nil, fmt.Errorf("rendered YAML is invalid: %w", err)
 		}
-		return appendObject(nil, raw)
+		return appendObject(nil, nil, raw, multi)
 	}
 	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(rendered), 4096)
-	var objs []*unstructured.Unstructured
 	for {
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
 			if errors.Is(err, io.EOF) {
-				return objs, nil
+				return objs, dropped, nil
 			}
-			return nil, fmt.Errorf("rendered YAML is invalid: %w", err)
+			return nil, nil, fmt.Errorf("rendered YAML is invalid: %w", err)
 		}
-		var err error
-		if objs, err = appendObject(objs, raw); err != nil {
-			return nil, err
+		if objs, dropped, err = appendObject(objs, dropped, raw, multi); err != nil {
+			return nil, nil, err
 		}
 	}
 }
@@ -309,21 +379,50 @@ func singleYAMLDocument(rendered []byte) bool {
 }
 
 // appendObject appends the object of one rendered document, in JSON, to objs;
-// an empty document appends nothing.
-func appendObject(objs []*unstructured.Unstructured, raw []byte) ([]*unstructured.Unstructured, error) {
+// an empty document appends nothing. With multi (resources_template), a list
+// appends its items, and a kustomize Kustomization goes to dropped.
+func appendObject(objs, dropped []*unstructured.Unstructured, raw []byte, multi bool) ([]*unstructured.Unstructured, []*unstructured.Unstructured, error) {
 	if t := bytes.TrimSpace(raw); len(t) == 0 || string(t) == "null" {
-		return objs, nil // an empty document, as `---` between conditionals leaves
+		return objs, dropped, nil // an empty document, as `---` between conditionals leaves
 	}
 	// apimachinery's JSON keeps integers int64, as the API server would.
 	var m map[string]any
 	if err := utiljson.Unmarshal(raw, &m); err != nil {
-		return nil, fmt.Errorf("rendered document is not an object: %w", err)
+		return nil, nil, fmt.Errorf("rendered document is not an object: %w", err)
 	}
 	o := &unstructured.Unstructured{Object: m}
-	if err := checkObject(o); err != nil {
-		return nil, err
+	if multi && o.IsList() {
+		// The items are taken as they are: not lists again, nor left out
+		// when they are Kustomizations, as in flux-operator.
+		var items []*unstructured.Unstructured
+		err := o.EachListItem(func(item k8sruntime.Object) error {
+			u := item.(*unstructured.Unstructured)
+			if err := checkObject(u); err != nil {
+				return fmt.Errorf("rendered %s, items[%d]: %w", o.GetKind(), len(items), err)
+			}
+			items = append(items, u)
+			return nil
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		return append(objs, items...), dropped, nil
 	}
-	return append(objs, o), nil
+	if multi && isKustomization(o) {
+		return objs, append(dropped, o), nil
+	}
+	if err := checkObject(o); err != nil {
+		return nil, nil, err
+	}
+	return append(objs, o), dropped, nil
+}
+
+// kustomizeGroup is the API group of kustomize's build files.
+const kustomizeGroup = "kustomize.config.k8s.io"
+
+// isKustomization is true of a kustomization.yaml (not Flux's Kustomization).
+func isKustomization(o *unstructured.Unstructured) bool {
+	return strings.EqualFold(o.GetKind(), "Kustomization") && o.GroupVersionKind().Group == kustomizeGroup
 }
 
 func checkObject(o *unstructured.Unstructured) error {

@@ -45,8 +45,10 @@ type Spec struct {
 	// set may take over: a migration from Helm, Flux or flux-operator.
 	TakeOverFrom []string
 
-	// Inputs is the matrix: every resource is rendered once per input. No
-	// inputs renders everything once, with an empty input.
+	// Inputs is the matrix: every resource is rendered once per input, each
+	// input with a `provider` key naming the set, as flux-operator's
+	// (combinedInputs). No inputs renders everything once, with `inputs`
+	// null.
 	Inputs []map[string]any
 	// InputsFrom are ResourceSetInputProvider objects whose exported inputs
 	// join Inputs, read from the cluster by ResolveInputs (which Plan, Apply,
@@ -55,8 +57,9 @@ type Spec struct {
 	// flux-operator's, rather than everything once.
 	InputsFrom    []InputsFrom
 	InputStrategy string
-	// inputsResolved is true once Inputs hold the inputs of InputsFrom.
+	// inputsResolved is true once exported holds the inputs of InputsFrom.
 	inputsResolved bool
+	exported       []map[string]any
 	// Resources are manifests whose strings may hold templates.
 	Resources []map[string]any
 	// ResourcesTemplate is a multi-document YAML template rendered once per

@@ -1,0 +1,211 @@
+package resourceset
+
+import (
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
+)
+
+// TestRender_againstFluxOperator renders the cases where stevedore and
+// flux-operator's builder (internal/builder/resourceset.go, with
+// fluxcd/pkg/ssa's object readers) could differ: each either renders what
+// flux-operator renders, or differs as the resource set's documentation
+// says (the cases marked "differs").
+func TestRender_againstFluxOperator(t *testing.T) {
+	const cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\n  namespace: default\n"
+	configMap := func(name string, more string) string {
+		return strings.Replace(cm, "%s", name, 1) + more
+	}
+	disabled := "  annotations:\n    fluxcd.controlplane.io/reconcile: disabled\n"
+	cases := []struct {
+		name      string
+		inputs    []map[string]any
+		resources []string
+		template  string
+		// want lists the objects (Kind/namespace/name) in order, and data
+		// the data of the first, a ConfigMap.
+		want string
+		data map[string]string
+		// path and err, instead, are the attribute and a part of the error.
+		path, err string
+	}{
+		{
+			name:      "literal inputs name the set as their provider",
+			inputs:    []map[string]any{{"tenant": "a"}},
+			resources: []string{configMap("cm-<< inputs.tenant >>", "data:\n  p: << inputs.provider.apiVersion >>/<< inputs.provider.kind >>/<< inputs.provider.namespace >>/<< inputs.provider.name >>\n")},
+			want:      "ConfigMap/default/cm-a",
+			data:      map[string]string{"p": "fluxcd.controlplane.io/v1/ResourceSet/flux-system/apps"},
+		},
+		{
+			name:      "a literal provider key is replaced",
+			inputs:    []map[string]any{{"provider": "aws"}},
+			resources: []string{configMap("cm", "data:\n  p: << inputs.provider.name >>\n")},
+			want:      "ConfigMap/default/cm",
+			data:      map[string]string{"p": "apps"},
+		},
+		{
+			name:     "toYaml of an input holds its provider",
+			inputs:   []map[string]any{{"a": 1}},
+			template: configMap("cm", "data:\n  all: << toYaml inputs | quote >>\n"),
+			want:     "ConfigMap/default/cm",
+			data:     map[string]string{"all": "a: 1\nprovider:\n  apiVersion: fluxcd.controlplane.io/v1\n  kind: ResourceSet\n  name: apps\n  namespace: flux-system\n"},
+		},
+		{
+			name:     "no inputs: inputs is null",
+			template: configMap("cm", "data:\n  all: << toYaml inputs | quote >>\n  count: << len inputs | quote >>\n  has: << hasKey inputs \"provider\" | quote >>\n"),
+			want:     "ConfigMap/default/cm",
+			data:     map[string]string{"all": "null\n", "count": "0", "has": "false"},
+		},
+		{
+			name:      "no inputs: a missing key is an error",
+			resources: []string{configMap("cm-<< inputs.tenant >>", "")},
+			path:      "resources[0]", err: `map has no entry for key "tenant"`,
+		},
+		{
+			// differs: flux-operator keeps both copies and the disabled
+			// object of resources when there are no inputs.
+			name:      "no inputs: resources are deduplicated and disabled ones dropped (differs)",
+			resources: []string{configMap("a", "data:\n  v: first\n"), configMap("a", "data:\n  v: second\n"), configMap("skipped", disabled)},
+			want:      "ConfigMap/default/a",
+			data:      map[string]string{"v": "first"},
+		},
+		{
+			name:      "no inputs: resources_template is deduplicated against resources, disabled ones dropped",
+			resources: []string{configMap("a", "data:\n  v: resources\n")},
+			template:  configMap("a", "data:\n  v: template\n") + "---\n" + configMap("skipped", disabled) + "---\n" + configMap("b", ""),
+			want:      "ConfigMap/default/a ConfigMap/default/b",
+			data:      map[string]string{"v": "resources"},
+		},
+		{
+			name:   "a List in resources_template is its items",
+			inputs: []map[string]any{{"n": "1"}, {"n": "2"}},
+			template: `apiVersion: v1
+kind: List
+items:
+- {apiVersion: v1, kind: ConfigMap, metadata: {name: cm-<< inputs.n >>, namespace: default}, data: {num: "<< inputs.n >>"}}
+- {apiVersion: v1, kind: ConfigMap, metadata: {name: shared, namespace: default}}
+- {apiVersion: v1, kind: ConfigMap, metadata: {name: off-<< inputs.n >>, namespace: default, annotations: {fluxcd.controlplane.io/reconcile: disabled}}}
+---
+apiVersion: v1
+kind: ConfigMapList
+items:
+- {apiVersion: v1, kind: ConfigMap, metadata: {name: typed-<< inputs.n >>, namespace: default}}
+`,
+			want: "ConfigMap/default/cm-1 ConfigMap/default/shared ConfigMap/default/typed-1 ConfigMap/default/cm-2 ConfigMap/default/typed-2",
+			data: map[string]string{"num": "1"},
+		},
+		{
+			name:     "an empty List in resources_template is no object",
+			template: "apiVersion: v1\nkind: List\nitems: []\n---\n" + configMap("a", ""),
+			want:     "ConfigMap/default/a",
+		},
+		{
+			// differs: flux-operator passes the item on and the apply fails.
+			name:     "a List item without a name is an error on resources_template (differs)",
+			template: "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: a}}\n- {apiVersion: v1, kind: ConfigMap}\n",
+			path:     "resources_template", err: "rendered List, items[1]: rendered object ConfigMap/<no name> has no metadata.name",
+		},
+		{
+			// flux-operator reads an entry of resources as one object; the
+			// kind List is then refused as any kind the cluster does not
+			// serve.
+			name:      "a List in resources is one object",
+			resources: []string{"apiVersion: v1\nkind: List\nmetadata: {name: l}\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: a}}\n"},
+			want:      "List//l",
+		},
+		{
+			name: "a kustomize Kustomization in resources_template is left out",
+			template: "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nmetadata: {name: k}\nresources: [a.yaml]\n---\n" +
+				"apiVersion: kustomize.config.k8s.io/v1beta1\nkind: kustomization\nmetadata: {name: lower}\n---\n" +
+				"apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: flux, namespace: default}\n",
+			want: "Kustomization/default/flux",
+		},
+		{
+			name:      "a kustomize Kustomization in resources is kept",
+			resources: []string{"apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nmetadata: {name: k}\n"},
+			want:      "Kustomization//k",
+		},
+		{
+			// differs: flux-operator drops a document that is not an object
+			// silently.
+			name:     "a document of resources_template that is not an object is an error (differs)",
+			template: configMap("a", "") + "---\nfoo: bar\n",
+			path:     "resources_template", err: "rendered object <no kind>/<no name> has no apiVersion, kind, metadata.name",
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			spec := &Spec{Name: "apps", Namespace: "flux-system", Inputs: tc.inputs, ResourcesTemplate: tc.template}
+			for _, r := range tc.resources {
+				spec.Resources = append(spec.Resources, mustMap(t, r))
+			}
+			objs, err := Render(spec)
+			if tc.err != "" {
+				if err == nil || fielderr.PathOf(err) != tc.path || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("error = %v (on %q), want one on %s containing %q", err, fielderr.PathOf(err), tc.path, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := ids(objs); got != tc.want {
+				t.Fatalf("rendered\n %s\nwant\n %s", got, tc.want)
+			}
+			if tc.data != nil {
+				data, _, err := unstructured.NestedStringMap(objs[0].Object, "data")
+				if err != nil {
+					t.Fatal(err)
+				}
+				for k, v := range tc.data {
+					if data[k] != v {
+						t.Errorf("data.%s = %q, want %q", k, data[k], v)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestRender_literalInputsUnchanged(t *testing.T) {
+	in := map[string]any{"provider": "aws"}
+	spec := &Spec{Name: "apps", Namespace: "flux-system", Inputs: []map[string]any{in},
+		Resources: []map[string]any{mustMap(t, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: << inputs.provider.kind | lower >>\n")}}
+	objs, err := Render(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(objs); got != "ConfigMap//resourceset" {
+		t.Fatalf("rendered %s", got)
+	}
+	if in["provider"] != "aws" {
+		t.Fatal("the render changed the spec's input")
+	}
+}
+
+func TestProviderKeyWarnings_nameTheInput(t *testing.T) {
+	ws := providerKeyWarnings(&Spec{Name: "apps", Namespace: "flux-system", Inputs: []map[string]any{{"a": 1}, {"provider": "aws"}}})
+	if len(ws) != 1 || ws[0].Path != "inputs[1]" || ws[0].Summary != "Input key replaced" ||
+		!strings.Contains(ws[0].Message, `provider = { apiVersion = "fluxcd.controlplane.io/v1", kind = "ResourceSet", name = "apps", namespace = "flux-system" }`) {
+		t.Fatalf("warnings = %+v", ws)
+	}
+}
+
+func TestRender_warnsOfLeftOutKustomizations(t *testing.T) {
+	spec := &Spec{Name: "apps", Namespace: "flux-system", Inputs: []map[string]any{{"n": "1"}, {"n": "2"}},
+		ResourcesTemplate: "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nmetadata: {name: k}\n"}
+	objs, ws, err := render(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs) != 0 {
+		t.Fatalf("rendered %s", ids(objs))
+	}
+	if len(ws) != 1 || ws[0].Path != "resources_template" || ws[0].Summary != "Kustomize file left out" ||
+		!strings.Contains(ws[0].Message, "resources_template renders Kustomization/k of kustomize.config.k8s.io") {
+		t.Fatalf("warnings = %+v", ws)
+	}
+}
