@@ -47,3 +47,12 @@ func jobStatus(u *unstructured.Unstructured) (*status.Result, error) {
 	}
 	return &status.Result{Status: status.InProgressStatus, Message: "Job has not completed yet"}, nil
 }
+
+// Status is kstatus's status of obj; with completeJobs a Job is Current only
+// once it completed, as WithCompleteJobs' waits hold it.
+func Status(obj *unstructured.Unstructured, completeJobs bool) (*status.Result, error) {
+	if completeJobs && obj.GroupVersionKind().GroupKind() == jobKind {
+		return jobStatus(obj)
+	}
+	return status.Compute(obj)
+}

@@ -112,7 +112,7 @@ func (r *request) install(ctx context.Context, s releaseState) error {
 		// Nothing of ours was written; this is not a failed install.
 		return r.lostRace()
 	}
-	return r.recordResult(actionInstall, obs, err)
+	return r.recordResult(actionInstall, obs, r.explainTimeout(ctx, actionInstall, obs, err))
 }
 
 // lostRace is the error of an install that found the release name taken by
@@ -148,7 +148,7 @@ func (r *request) upgrade(ctx context.Context, s releaseState) error {
 	} else {
 		_, err = newUpgrade(cfg, spec, r.sess.releaseNS).RunWithContext(ctx, r.name, r.chart, r.values)
 	}
-	return r.recordResult(actionUpgrade, obs, err)
+	return r.recordResult(actionUpgrade, obs, r.explainTimeout(ctx, actionUpgrade, obs, err))
 }
 
 // releaseOutcome is what an install or an upgrade records: helm-controller's

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 
@@ -61,6 +62,11 @@ func (r *request) preview(ctx context.Context, act Action, s releaseState) (*Pre
 		return nil, err
 	}
 	cfg := dry.config(nil)
+	// Helm's action builds the objects it applies and prepares them (its
+	// ownership label and annotations, setMetadataVisitor) before the point
+	// where a dry run stops: the preview applies those very objects.
+	built := &buildRecorder{Interface: cfg.KubeClient}
+	cfg.KubeClient = built
 	var (
 		next    *helmrelease.Release
 		current *helmrelease.Release
@@ -112,15 +118,10 @@ func (r *request) preview(ctx context.Context, act Action, s releaseState) (*Pre
 		return p, nil
 	}
 
-	kc := helmkube.New(dry.getter)
-	kc.Namespace = r.sess.releaseNS
-	kc.Log = func(string, ...any) {}
-	target, err := kc.Build(bytes.NewBufferString(next.Manifest), false)
-	if err != nil {
-		if kube.IsNoKindMatch(err) {
-			return unknownKinds(r.chart.CRDObjects(), err), nil
-		}
-		return nil, &PreviewError{Err: fmt.Errorf("build the objects of the new manifest: %w", err)}
+	kc := built.Interface
+	target := built.last(next.Manifest)
+	if target == nil {
+		return nil, fmt.Errorf("%s: Helm's dry run built no objects from the new manifest", act)
 	}
 	var original helmkube.ResourceList
 	if current != nil {
@@ -142,14 +143,13 @@ func (r *request) preview(ctx context.Context, act Action, s releaseState) (*Pre
 		return &Preview{Unknown: fmt.Sprintf("%d object(s) of release %s exist with no release in storage namespace %s "+
 			"(a release of the same name stored elsewhere, which a replacement uninstalls first)", len(before), r.name, r.sess.storageNS)}, nil
 	}
-	if act == ActionInstall {
-		// An install over objects of a pending or failed install of ours
-		// (Helm adopts them): they are patched from what is live.
-		for _, info := range target {
-			if obj, ok := before[infoKey(info)]; ok {
-				original = append(original, &resource.Info{Client: info.Client, Mapping: info.Mapping,
-					Namespace: info.Namespace, Name: info.Name, Object: obj.DeepCopy()})
-			}
+	// Objects of the new manifest that exist but are not in the release
+	// patched from (an install over a pending or failed install of ours, an
+	// upgrade that adopts): Helm patches them from their target, as its
+	// install (toBeAdopted) and upgrade (toBeUpdated) pass them to Update.
+	for _, info := range target {
+		if _, ok := before[infoKey(info)]; ok && original.Get(info) == nil {
+			original.Append(info)
 		}
 	}
 	res, err := kc.Update(original, target, r.spec.Upgrade.Force && act != ActionInstall)
@@ -357,4 +357,44 @@ func (r *request) ownObjectsOfAnotherRelease(ctx context.Context, cfg *action.Co
 		found = true
 	}
 	return found
+}
+
+// buildRecorder is Helm's kube client keeping every object list it built,
+// with the manifest it built it from. Helm's install and upgrade prepare the
+// list they apply in place (the ownership label and annotations) and a dry
+// run stops just before applying it: what was built last from the new
+// manifest is then exactly what the action would apply.
+type buildRecorder struct {
+	helmkube.Interface
+	built []builtManifest
+}
+
+type builtManifest struct {
+	manifest string
+	list     helmkube.ResourceList
+}
+
+func (b *buildRecorder) Build(in io.Reader, validate bool) (helmkube.ResourceList, error) {
+	data, err := io.ReadAll(in)
+	if err != nil {
+		return nil, err
+	}
+	list, err := b.Interface.Build(bytes.NewReader(data), validate)
+	if err == nil {
+		b.built = append(b.built, builtManifest{manifest: string(data), list: list})
+	}
+	return list, err
+}
+
+// last is the list built last from manifest, nil when none was.
+func (b *buildRecorder) last(manifest string) helmkube.ResourceList {
+	for i := len(b.built) - 1; i >= 0; i-- {
+		if b.built[i].manifest == manifest {
+			if b.built[i].list == nil {
+				return helmkube.ResourceList{}
+			}
+			return b.built[i].list
+		}
+	}
+	return nil
 }
