@@ -3,6 +3,7 @@ package kube
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -62,24 +63,43 @@ func builtinKinds() map[schema.GroupVersionKind]bool {
 	return builtinScopes
 }
 
+// laterKinds are the scopes of the built-in kinds of Kubernetes releases
+// after the one kustomize's OpenAPI data describes (v1.21) that objects are
+// applied as. TestOfflineRESTMapper_isClusters checks them, and that no kind
+// the test cluster serves is missing, against its discovery.
+var laterKinds = map[schema.GroupKind]bool{
+	{Group: "admissionregistration.k8s.io", Kind: "ValidatingAdmissionPolicy"}:        false,
+	{Group: "admissionregistration.k8s.io", Kind: "ValidatingAdmissionPolicyBinding"}: false,
+	{Group: "admissionregistration.k8s.io", Kind: "MutatingAdmissionPolicy"}:          false,
+	{Group: "admissionregistration.k8s.io", Kind: "MutatingAdmissionPolicyBinding"}:   false,
+	{Group: "networking.k8s.io", Kind: "IPAddress"}:                                   false,
+	{Group: "networking.k8s.io", Kind: "ServiceCIDR"}:                                 false,
+	{Group: "storage.k8s.io", Kind: "VolumeAttributesClass"}:                          false,
+	{Group: "resource.k8s.io", Kind: "DeviceClass"}:                                   false,
+	{Group: "resource.k8s.io", Kind: "ResourceSlice"}:                                 false,
+	{Group: "resource.k8s.io", Kind: "ResourceClaim"}:                                 true,
+	{Group: "resource.k8s.io", Kind: "ResourceClaimTemplate"}:                         true,
+}
+
 // OfflineRESTMapper maps, without a cluster, Kubernetes' built-in kinds (the
-// versions client-go knows and those of kustomize's OpenAPI data) and the kinds
-// of extra, which win. It is for telling namespaced kinds from cluster-scoped
+// versions client-go knows and those of kustomize's OpenAPI data, and
+// laterKinds) and the kinds of extra, which win. It is for telling namespaced kinds from cluster-scoped
 // ones: a kind it knows at any version maps at every version, with the scope
 // of the kind. A kind it does not know at all is a NoKindMatchError, as a
 // cluster that does not serve it gives.
 func OfflineRESTMapper(extra []KindScope) meta.RESTMapper {
-	m := meta.NewDefaultRESTMapper(nil)
+	m := &anyVersionMapper{DefaultRESTMapper: meta.NewDefaultRESTMapper(nil), versions: map[schema.GroupKind]string{}}
 	add := func(gvk schema.GroupVersionKind, namespaced bool) {
 		scope := meta.RESTScopeRoot
 		if namespaced {
 			scope = meta.RESTScopeNamespace
 		}
 		m.Add(gvk, scope)
+		m.versions[gvk.GroupKind()] = gvk.Version
 	}
 	// By group and kind, so that a version the OpenAPI data does not have
 	// (autoscaling/v2 when it has v1) has the scope of the kind's others.
-	scopes := map[schema.GroupKind]bool{}
+	scopes := maps.Clone(laterKinds)
 	for gvk, ns := range builtinKinds() {
 		scopes[gvk.GroupKind()] = ns
 		add(gvk, ns)
@@ -92,18 +112,22 @@ func OfflineRESTMapper(extra []KindScope) meta.RESTMapper {
 	for _, k := range extra {
 		add(k.GroupVersionKind, k.Namespaced)
 	}
-	return anyVersionMapper{m}
+	return m
 }
 
 // anyVersionMapper maps a kind at a version it was not given at as the kind
-// at the versions it was given at: a scope does not depend on the version.
-type anyVersionMapper struct{ meta.RESTMapper }
+// at a version it was given at (the last, in versions): a scope does not
+// depend on the version.
+type anyVersionMapper struct {
+	*meta.DefaultRESTMapper
+	versions map[schema.GroupKind]string
+}
 
-func (m anyVersionMapper) RESTMapping(gk schema.GroupKind, versions ...string) (*meta.RESTMapping, error) {
-	mapping, err := m.RESTMapper.RESTMapping(gk, versions...)
-	if err != nil && meta.IsNoMatchError(err) && len(versions) > 0 {
-		if any, anyErr := m.RESTMapper.RESTMapping(gk); anyErr == nil {
-			c := *any
+func (m *anyVersionMapper) RESTMapping(gk schema.GroupKind, versions ...string) (*meta.RESTMapping, error) {
+	mapping, err := m.DefaultRESTMapper.RESTMapping(gk, versions...)
+	if known, ok := m.versions[gk]; ok && err != nil && meta.IsNoMatchError(err) && len(versions) > 0 {
+		if other, otherErr := m.DefaultRESTMapper.RESTMapping(gk, known); otherErr == nil {
+			c := *other
 			c.GroupVersionKind = gk.WithVersion(versions[0])
 			return &c, nil
 		}
