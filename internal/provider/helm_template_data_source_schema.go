@@ -27,6 +27,8 @@ func helmTemplateSchema() schema.Schema {
 	values := dataSourceAttribute("values", rel.Attributes["values"]).(schema.DynamicAttribute)
 	values.Description = "Values, as `stevedore_helmrelease`'s `values`: an object or a YAML string, merged over the chart's values " +
 		"(and the chart block's `values_files`)."
+	postRenderers := dataSourceBlock("post_renderers", rel.Blocks["post_renderers"]).(schema.ListNestedBlock)
+	postRenderers.Description = "Post-renderers applied in order to the rendered manifest, as `stevedore_helmrelease`'s (which then adds its origin labels; this does not)."
 	releaseName := rel.Attributes["release_name"]
 	namespace := rel.Attributes["namespace"]
 	computedStr := func(desc string) schema.StringAttribute {
@@ -74,7 +76,7 @@ func helmTemplateSchema() schema.Schema {
 		},
 		Blocks: map[string]schema.Block{
 			"chart":          chartBlock,
-			"post_renderers": dataSourceBlock("post_renderers", rel.Blocks["post_renderers"]),
+			"post_renderers": postRenderers,
 		},
 	}
 }
