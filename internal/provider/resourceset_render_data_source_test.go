@@ -99,37 +99,47 @@ func TestAccResourceSetRender(t *testing.T) {
 			})
 		}
 		owner := `(?s)stevedore\.dev/resourceset-name: render\n.*stevedore\.dev/resourceset-namespace: apps\n.*team: x`
-		return resource.TestCase{Steps: []resource.TestStep{
-			{
-				Config: `provider "stevedore" {}` + staticInputs + `
+		set := staticInputs + `
 data "stevedore_resourceset_render" "r" {` + renderSetAttributes("apps") + `}
-`,
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue(renderAddr, tfjsonpath.New("objects"), knownvalue.ListExact([]knownvalue.Check{
-						obj("apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "gadgets.apps.render.stevedore.dev", owner),
-						obj("rbac.authorization.k8s.io/v1", "ClusterRole", "", "render-a-apps", owner),
-						obj("rbac.authorization.k8s.io/v1", "ClusterRole", "", "render-b-apps", owner),
-						obj("v1", "ConfigMap", "apps", "cm-a", `(?s)id: "1".*namespace: apps`),
-						obj("apps.render.stevedore.dev/v1", "Gadget", "apps", "g-a", owner),
-						obj("v1", "Secret", "apps", "s-a", `token: t-a`),
-						obj("v1", "ConfigMap", "apps", "cm-b", `id: "2"`),
-						obj("apps.render.stevedore.dev/v1", "Gadget", "apps", "g-b", owner),
-						obj("v1", "Secret", "apps", "s-b", `token: t-b`),
-					})),
-					statecheck.ExpectKnownValue(renderAddr, tfjsonpath.New("inventory"), knownvalue.ListExact([]knownvalue.Check{
-						entry("_gadgets.apps.render.stevedore.dev_apiextensions.k8s.io_CustomResourceDefinition", "v1", "base"),
-						entry("_render-a-apps_rbac.authorization.k8s.io_ClusterRole", "v1", "base"),
-						entry("_render-b-apps_rbac.authorization.k8s.io_ClusterRole", "v1", "base"),
-						entry("apps_cm-a__ConfigMap", "v1", "apps"),
-						entry("apps_cm-b__ConfigMap", "v1", "apps"),
-						entry("apps_g-a_apps.render.stevedore.dev_Gadget", "v1", "apps"),
-						entry("apps_g-b_apps.render.stevedore.dev_Gadget", "v1", "apps"),
-						entry("apps_s-a__Secret", "v1", "apps"),
-						entry("apps_s-b__Secret", "v1", "apps"),
-					})),
-					statecheck.ExpectKnownValue(renderAddr, tfjsonpath.New("manifests"),
-						knownvalue.StringRegexp(regexp.MustCompile(`(?s)kind: Secret.*stringData:\n  token: '\*\*\*'`))),
-				},
+`
+		checks := []statecheck.StateCheck{
+			statecheck.ExpectKnownValue(renderAddr, tfjsonpath.New("objects"), knownvalue.ListExact([]knownvalue.Check{
+				obj("apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "gadgets.apps.render.stevedore.dev", owner),
+				obj("rbac.authorization.k8s.io/v1", "ClusterRole", "", "render-a-apps", owner),
+				obj("rbac.authorization.k8s.io/v1", "ClusterRole", "", "render-b-apps", owner),
+				obj("v1", "ConfigMap", "apps", "cm-a", `(?s)id: "1".*namespace: apps`),
+				obj("apps.render.stevedore.dev/v1", "Gadget", "apps", "g-a", owner),
+				obj("v1", "Secret", "apps", "s-a", `token: t-a`),
+				obj("v1", "ConfigMap", "apps", "cm-b", `id: "2"`),
+				obj("apps.render.stevedore.dev/v1", "Gadget", "apps", "g-b", owner),
+				obj("v1", "Secret", "apps", "s-b", `token: t-b`),
+			})),
+			statecheck.ExpectKnownValue(renderAddr, tfjsonpath.New("inventory"), knownvalue.ListExact([]knownvalue.Check{
+				entry("_gadgets.apps.render.stevedore.dev_apiextensions.k8s.io_CustomResourceDefinition", "v1", "base"),
+				entry("_render-a-apps_rbac.authorization.k8s.io_ClusterRole", "v1", "base"),
+				entry("_render-b-apps_rbac.authorization.k8s.io_ClusterRole", "v1", "base"),
+				entry("apps_cm-a__ConfigMap", "v1", "apps"),
+				entry("apps_cm-b__ConfigMap", "v1", "apps"),
+				entry("apps_g-a_apps.render.stevedore.dev_Gadget", "v1", "apps"),
+				entry("apps_g-b_apps.render.stevedore.dev_Gadget", "v1", "apps"),
+				entry("apps_s-a__Secret", "v1", "apps"),
+				entry("apps_s-b__Secret", "v1", "apps"),
+			})),
+			statecheck.ExpectKnownValue(renderAddr, tfjsonpath.New("manifests"),
+				knownvalue.StringRegexp(regexp.MustCompile(`(?s)kind: Secret.*stringData:\n  token: '\*\*\*'`))),
+		}
+		return resource.TestCase{Steps: []resource.TestStep{
+			{Config: `provider "stevedore" {}` + set, ConfigStateChecks: checks},
+			{
+				// A cluster that does not exist: never contacted.
+				Config: `
+provider "stevedore" {
+  kubernetes {
+    host  = "https://127.0.0.1:1"
+    token = "none"
+  }
+}` + set,
+				ConfigStateChecks: checks,
 			},
 		}}
 	})
