@@ -100,6 +100,8 @@ func (p *stevedoreProvider) Resources(context.Context) []func() resource.Resourc
 func (p *stevedoreProvider) DataSources(context.Context) []func() datasource.DataSource {
 	return []func() datasource.DataSource{
 		NewResourceSetInputsDataSource,
+		NewHelmTemplateDataSource,
+		NewResourceSetRenderDataSource,
 	}
 }
 

@@ -89,31 +89,38 @@ func (r *resourceSetResource) ValidateConfig(ctx context.Context, req resource.V
 		return
 	}
 	id := m.Namespace.ValueString() + "/" + m.Name.ValueString()
-	if _, err := goObjects(m.Inputs, "inputs"); err != nil && !errors.Is(err, errUnknownValue) {
-		addError(&resp.Diagnostics, "Invalid inputs", fielderr.Object(resourceset.Kind, id, err))
-	}
-	if _, err := goObjects(m.Resources, "resources"); err != nil && !errors.Is(err, errUnknownValue) {
-		addError(&resp.Diagnostics, "Invalid resources", fielderr.Object(resourceset.Kind, id, err))
-	}
-	steps, err := stepsFrom(m.Steps)
-	stepsKnown := !errors.Is(err, errUnknownValue)
-	switch {
-	case err != nil && stepsKnown:
-		addError(&resp.Diagnostics, "Invalid steps", fielderr.Object(resourceset.Kind, id, err))
-	case stepsKnown:
-		err := resourceset.ValidateSteps(steps, !m.Resources.IsNull() || !m.ResourcesTemplate.IsNull())
-		addError(&resp.Diagnostics, "Invalid steps", fielderr.Object(resourceset.Kind, id, err))
-	}
-	noSteps := m.Steps.IsNull() || (stepsKnown && err == nil && len(steps) == 0)
-	if m.Resources.IsNull() && m.ResourcesTemplate.IsNull() && noSteps {
-		addError(&resp.Diagnostics, "Nothing to apply", fielderr.Object(resourceset.Kind, id,
-			fielderr.Errorf("resources", "set resources, resources_template or both, or steps")))
-	}
+	validateRenderConfig(&resp.Diagnostics, &m)
 	validateDependencies(&resp.Diagnostics, m.Dependencies)
 	if refs, strategy, known, diags := inputsFromFrom(ctx, m.InputsFrom, m.InputStrategy); known && !diags.HasError() {
 		addError(&resp.Diagnostics, "Invalid inputs_from", fielderr.Object(resourceset.Kind, id, resourceset.ValidateInputsFrom(refs, strategy)))
 	} else {
 		resp.Diagnostics.Append(diags...)
+	}
+}
+
+// validateRenderConfig checks, for the values known so far, what the set
+// renders from: inputs, resources, resources_template and steps.
+func validateRenderConfig(diags *diag.Diagnostics, m *resourceSetModel) {
+	id := m.Namespace.ValueString() + "/" + m.Name.ValueString()
+	if _, err := goObjects(m.Inputs, "inputs"); err != nil && !errors.Is(err, errUnknownValue) {
+		addError(diags, "Invalid inputs", fielderr.Object(resourceset.Kind, id, err))
+	}
+	if _, err := goObjects(m.Resources, "resources"); err != nil && !errors.Is(err, errUnknownValue) {
+		addError(diags, "Invalid resources", fielderr.Object(resourceset.Kind, id, err))
+	}
+	steps, err := stepsFrom(m.Steps)
+	stepsKnown := !errors.Is(err, errUnknownValue)
+	switch {
+	case err != nil && stepsKnown:
+		addError(diags, "Invalid steps", fielderr.Object(resourceset.Kind, id, err))
+	case stepsKnown:
+		err := resourceset.ValidateSteps(steps, !m.Resources.IsNull() || !m.ResourcesTemplate.IsNull())
+		addError(diags, "Invalid steps", fielderr.Object(resourceset.Kind, id, err))
+	}
+	noSteps := m.Steps.IsNull() || (stepsKnown && err == nil && len(steps) == 0)
+	if m.Resources.IsNull() && m.ResourcesTemplate.IsNull() && noSteps {
+		addError(diags, "Nothing to apply", fielderr.Object(resourceset.Kind, id,
+			fielderr.Errorf("resources", "set resources, resources_template or both, or steps")))
 	}
 }
 

@@ -34,6 +34,8 @@ type Factory struct {
 	dynamic   dynamic.Interface
 	discovery discovery.CachedDiscoveryInterface
 	poller    *polling.StatusPoller
+	// offline is set by NewOfflineFactory: mapper is served, nothing else.
+	offline bool
 }
 
 // NewFactory returns a factory for the cluster cfg describes. fieldManager is the
@@ -116,6 +118,9 @@ func (f *Factory) Dynamic() (dynamic.Interface, error) {
 
 // RESTMapper is the shared, self-refreshing RESTMapper.
 func (f *Factory) RESTMapper() (meta.RESTMapper, error) {
+	if f.offline {
+		return f.mapper, nil
+	}
 	if err := f.init(); err != nil {
 		return nil, err
 	}

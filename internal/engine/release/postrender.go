@@ -60,6 +60,21 @@ func (c postRenderChain) Run(in *bytes.Buffer) (*bytes.Buffer, error) {
 // added, also without post-renderers, as helm-controller does, so that every
 // object of a release says where it came from.
 func newPostRenderer(spec *Spec) postrender.PostRenderer {
+	chain := userPostRenderers(spec)
+	name, namespace := spec.Name, spec.Namespace
+	chain = append(chain, func(in *bytes.Buffer) (*bytes.Buffer, error) {
+		out, err := addOriginLabels(in.Bytes(), name, namespace)
+		if err != nil {
+			return nil, fmt.Errorf("origin labels: %w", err)
+		}
+		return bytes.NewBuffer(out), nil
+	})
+	return chain
+}
+
+// userPostRenderers is the chain of spec's post_renderers, in order, without
+// the origin labels.
+func userPostRenderers(spec *Spec) postRenderChain {
 	var chain postRenderChain
 	for i, pr := range spec.PostRenderers {
 		if pr.Kustomize == nil {
@@ -74,14 +89,6 @@ func newPostRenderer(spec *Spec) postrender.PostRenderer {
 			return bytes.NewBuffer(out), nil
 		})
 	}
-	name, namespace := spec.Name, spec.Namespace
-	chain = append(chain, func(in *bytes.Buffer) (*bytes.Buffer, error) {
-		out, err := addOriginLabels(in.Bytes(), name, namespace)
-		if err != nil {
-			return nil, fmt.Errorf("origin labels: %w", err)
-		}
-		return bytes.NewBuffer(out), nil
-	})
 	return chain
 }
 
