@@ -119,6 +119,14 @@ func (d *helmTemplateDataSource) Read(ctx context.Context, req datasource.ReadRe
 	if m.Chart.inline() && !d.fetchInlineChart(ctx, id, m.Chart, spec, &resp.Diagnostics) {
 		return
 	}
+	if !m.Chart.inline() {
+		// An artifact named by digest alone, or a path this machine lacks:
+		// its archive by digest in the provider's cache, as the release finds it.
+		if _, err := (&helmReleaseResource{data: d.data}).chartOnThisMachine(spec, m.Chart); err != nil {
+			addError(&resp.Diagnostics, "Cannot find the chart", fielderr.Object("helm_template", id, err))
+			return
+		}
+	}
 	opts := release.TemplateOptions{
 		KubeVersion: m.KubeVersion.ValueString(),
 		IncludeCRDs: m.IncludeCRDs.ValueBool(),

@@ -243,6 +243,9 @@ data "stevedore_helm_template" "t" {
 			},
 			{Config: config(fmt.Sprintf("path = %q\n    digest = %q", podinfo, other), ""), ExpectError: regexp.MustCompile(`chart\.digest:\s+sha256:0+\s+is\s+not\s+the\s+digest`)},
 			{Config: config(artifact+"\n    source_path = \"/nowhere\"", ""), ExpectError: regexp.MustCompile(`Conflicting chart sources`)},
+			// A digest alone names an archive of the provider's cache, which
+			// this one is not in.
+			{Config: config(fmt.Sprintf("digest = %q", other), ""), ExpectError: regexp.MustCompile(`(?s)chart\.digest:\s+no\s+chart\s+archive\s+with\s+digest`)},
 			{Config: config(artifact, `kube_version = "one"`), ExpectError: regexp.MustCompile(`kube_version`)},
 			{Config: config(artifact, `values = "- a list"`), ExpectError: regexp.MustCompile(`(?s)Invalid values.*YAML\s+mapping`)},
 			{Config: config(artifact, `values = { image = "not a map" }`), ExpectError: regexp.MustCompile(`chart\s+does\s+not\s+render`)},

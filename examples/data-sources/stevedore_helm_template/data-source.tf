@@ -22,7 +22,6 @@ data "stevedore_helm_template" "podinfo" {
 
   # The same chart block, values and post-renderers as the release's.
   chart {
-    path   = stevedore_helmchart_artifact.podinfo.path
     digest = stevedore_helmchart_artifact.podinfo.digest
   }
   values = local.podinfo_values
