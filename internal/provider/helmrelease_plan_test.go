@@ -52,9 +52,14 @@ func TestAccHelmRelease_planShowsUpgradeChanges(t *testing.T) {
 				{
 					Config: config(`{ replicaCount = 1 }`),
 					// The chart is the artifact's, made in the same apply: the
-					// plan cannot tell; apply's final plan does (and it is kept).
+					// artifact is built at plan, so the plan of the install
+					// shows its objects, and apply records what it planned.
 					ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-						plancheck.ExpectUnknownValue(releaseAddr, tfjsonpath.New("changes")),
+						plancheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("changes"), knownvalue.ListExact([]knownvalue.Check{
+							change(ns+"_podinfo__ConfigMap", "create"),
+							change(ns+"_podinfo__Service", "create"),
+							change(ns+"_podinfo_apps_Deployment", "create"),
+						})),
 					}},
 					ConfigStateChecks: []statecheck.StateCheck{
 						statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("changes"), knownvalue.ListExact([]knownvalue.Check{

@@ -109,7 +109,7 @@ func TestAccOwnership_concurrentReleaseCreatesExactlyOneWins(t *testing.T) {
 			}
 			outs, won, lost := applyAtOnce(t, round, ws)
 			if !regexp.MustCompile(`(?s)Release already exists.*release\s+` + name + `.*made\s+by\s+stevedore_helmrelease\s+` + ns + `/` + name + `\s+\(owner\s+[0-9a-f]{32}\)`).MatchString(outs[lost]) {
-				t.Fatalf("round %d: the loser does not name the winner:\n%s", round, outs[lost])
+				t.Fatalf("round %d: the loser does not name the winner:\n%s\nthe winner:\n%s", round, outs[lost], outs[won])
 			}
 			if got := releaseRevisions(t, ns, name); !slices.Equal(got, []string{"1:deployed"}) {
 				t.Fatalf("round %d: revisions %v, want the winner's one", round, got)

@@ -78,22 +78,35 @@ func (e *Engine) Plan(ctx context.Context, spec *Spec, prev *Status) (*Plan, err
 		reason = ""
 	}
 	p.Action, p.Reason = act, reason
-	if p.Conflict == nil {
-		// What an install or upgrade would change, dry-run; nothing for the
-		// other actions, so a plan without one makes no extra request.
-		if p.Preview, err = r.preview(ctx, act, s); err != nil {
-			if act == ActionInstall && prev == nil {
-				// Another apply may have installed the release since
-				// storage was read: then that is what the plan says.
-				r.preread = nil
-				if s2, oerr := r.observeState(ctx, false); oerr == nil {
-					if p.Conflict = createConflict(s2, spec, r.sess.storageNS); p.Conflict != nil {
-						return p, nil
-					}
-				}
-			}
-			return nil, objectError(spec, err)
+	if p.Conflict != nil && prev == nil {
+		// Apply refuses this create. What its install would create is still
+		// what the plan shows, worked out as if the name were free: the plan
+		// that found no release (another apply installed it since) showed
+		// exactly that, and apply's final plan must agree with it.
+		if p.Preview, err = r.previewAsNew(ctx); err != nil {
+			p.Preview = &Preview{Unknown: err.Error()}
 		}
+		return p, nil
+	}
+	// What an install or upgrade would change, dry-run; nothing for the
+	// other actions, so a plan without one makes no extra request.
+	p.Preview, err = r.preview(ctx, act, s)
+	if act == ActionInstall && prev == nil && (err != nil || p.Preview != nil && p.Preview.Unknown != "") {
+		// Another apply may have installed the release since storage was
+		// read (its objects appear, or Helm's dry run finds the name
+		// taken): then that is what the plan says.
+		r.preread = nil
+		if s2, oerr := r.observeState(ctx, false); oerr == nil {
+			if p.Conflict = createConflict(s2, spec, r.sess.storageNS); p.Conflict != nil {
+				if p.Preview, err = r.previewAsNew(ctx); err != nil {
+					p.Preview = &Preview{Unknown: err.Error()}
+				}
+				return p, nil
+			}
+		}
+	}
+	if err != nil {
+		return nil, objectError(spec, err)
 	}
 	return p, nil
 }

@@ -2,6 +2,7 @@ package release
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -36,6 +37,12 @@ func TestReconcile_createRefusesAReleaseItDidNotMake(t *testing.T) {
 	if p.Conflict == nil || p.Conflict.ReleaseName != "theirs" || p.Conflict.StorageNamespace != ns || p.Conflict.Status != "deployed" || p.Conflict.Owner.Kind != kube.OwnedByHelm {
 		t.Fatalf("plan conflict = %+v", p.Conflict)
 	}
+	// The plan still shows what the install would create, as a plan made
+	// before the release appeared did (apply's final plan must agree).
+	wantNew := []kube.Drift{{ID: ns + "_theirs__ConfigMap", Type: "create"}, {ID: ns + "_theirs__Service", Type: "create"}, {ID: ns + "_theirs_apps_Deployment", Type: "create"}}
+	if p.Preview == nil || p.Preview.Unknown != "" || fmt.Sprint(p.Preview.Changes) != fmt.Sprint(wantNew) {
+		t.Fatalf("preview of a conflicting create = %+v, want %v", p.Preview, wantNew)
+	}
 	st, err := e.Reconcile(ctx, spec, nil)
 	var exists *ExistsError
 	if !errors.As(err, &exists) || st != nil {
@@ -68,6 +75,10 @@ func TestReconcile_createRefusesAnotherInstancesPendingInstall(t *testing.T) {
 		name := testenv.UniqueName(t, "shared")
 		pendingInstall(t, e, ns, name, path, ns+"/"+name, owner)
 		spec := &Spec{Name: name, Namespace: ns, Owner: kube.NewOwnerID(), Timeout: time.Minute, MaxHistory: 5, ChartPath: path, ChartDigest: digest}
+		p, err := e.Plan(ctx, spec, nil)
+		if err != nil || p.Conflict == nil || p.Preview == nil || p.Preview.Unknown != "" || len(p.Preview.Changes) != 3 {
+			t.Fatalf("owner %q: plan of a create over another instance's pending install: %+v (preview %+v), %v", owner, p, p.Preview, err)
+		}
 		st, err := e.Reconcile(ctx, spec, nil)
 		var exists *ExistsError
 		if !errors.As(err, &exists) || st != nil || exists.Status != "pending-install" || exists.Owner.ID != owner ||

@@ -3,7 +3,10 @@ package release
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"helm.sh/helm/v3/pkg/storage"
+	"helm.sh/helm/v3/pkg/storage/driver"
 	"io"
 	"slices"
 	"strings"
@@ -161,6 +164,11 @@ func (r *request) preview(ctx context.Context, act Action, s releaseState) (*Pre
 		}
 		return nil, pe
 	}
+	if act == ActionInstall && s.kind == stateAbsent && len(res.Updated) > 0 {
+		// Objects that did not exist when read above exist now: another
+		// apply is installing a release of this name (Plan looks again).
+		return &Preview{Unknown: fmt.Sprintf("%d object(s) of release %s appeared while the plan ran", len(res.Updated), r.name)}, nil
+	}
 	p := &Preview{}
 	for _, info := range res.Created {
 		p.Changes = append(p.Changes, kube.Drift{ID: infoID(info), Type: "create"})
@@ -176,6 +184,38 @@ func (r *request) preview(ctx context.Context, act Action, s releaseState) (*Pre
 	}
 	for _, info := range res.Deleted {
 		p.Changes = append(p.Changes, kube.Drift{ID: infoID(info), Type: "delete"})
+	}
+	slices.SortFunc(p.Changes, func(a, b kube.Drift) int { return strings.Compare(a.ID, b.ID) })
+	return p, nil
+}
+
+// previewAsNew is the preview of an install of a release whose name is free
+// and whose objects do not exist: every object of the chart, created. It is
+// what a create plans when another release holds its name (apply refuses
+// it), so that the plan agrees with one made before that release appeared.
+// Helm's dry run runs on empty release storage and only builds the objects.
+func (r *request) previewAsNew(ctx context.Context) (*Preview, error) {
+	dry, err := r.sess.dryRun()
+	if err != nil {
+		return nil, err
+	}
+	cfg := dry.config(nil)
+	cfg.Releases = storage.Init(driver.NewMemory())
+	built := &buildRecorder{Interface: cfg.KubeClient}
+	cfg.KubeClient = built
+	in := newInstall(cfg, r.spec, r.name, r.sess.releaseNS, releaseState{kind: stateAbsent})
+	in.DryRun, in.DryRunOption = true, "server"
+	next, err := in.RunWithContext(ctx, r.chart, r.values)
+	if err != nil {
+		return nil, fmt.Errorf("install would fail: %w", err)
+	}
+	target := built.last(next.Manifest)
+	if target == nil {
+		return nil, errors.New("install: Helm's dry run built no objects from the manifest")
+	}
+	p := &Preview{}
+	for _, info := range target {
+		p.Changes = append(p.Changes, kube.Drift{ID: infoID(info), Type: "create"})
 	}
 	slices.SortFunc(p.Changes, func(a, b kube.Drift) int { return strings.Compare(a.ID, b.ID) })
 	return p, nil
