@@ -20,18 +20,11 @@ import (
 )
 
 // request is one Plan or Reconcile of one spec: the desired release, loaded
-// and composed, and the status it works on.
+// and composed, and the status it works on (what the action runners are
+// given), with the state of the apply's loop.
 type request struct {
-	spec    *Spec
-	sess    *session
-	name    string
-	chart   *chart.Chart
-	values  map[string]any
-	desired syncInputs
-	st      *Status
+	actionRequest
 
-	// lastErr is the cause of the latest failure in this apply.
-	lastErr error
 	// deps are the spec's dependencies, read with client; depsMet says an
 	// install or upgrade of this apply found them met; acted says an action
 	// ran in this apply.
@@ -95,7 +88,7 @@ func (e *Engine) prepare(ctx context.Context, spec *Spec, st *Status) (*request,
 	}
 	// Dependencies too are read with the provider's own credentials, as
 	// helm-controller reads a HelmRelease's dependsOn.
-	r := &request{spec: spec, sess: sess, name: ReleaseName(spec), chart: ch, values: values, st: st, deps: deps, client: c}
+	r := &request{actionRequest: actionRequest{spec: spec, sess: sess, name: ReleaseName(spec), chart: ch, values: values, st: st}, deps: deps, client: c}
 	r.desired = syncInputs{
 		chartName:    ch.Name(),
 		chartVersion: ch.Metadata.Version,
