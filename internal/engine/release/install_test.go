@@ -39,8 +39,10 @@ func TestInstallRunner(t *testing.T) {
 		want: runnerWant{conditions: "Ready=Unknown/AwaitingTests Released=True/InstallSucceeded TestSuccess=Unknown/AwaitingTests",
 			history: "podinfo.v1:deployed", stored: "podinfo.v1:deployed", lastAction: actionInstall},
 	}, {
-		name:       "has no tests to await when the filters leave none",
-		runnerCase: runnerCase{spec: func(s *Spec) { s.Test = Test{Enable: true, Filters: []TestFilter{{Name: fxName + "-test", Exclude: true}}} }, tests: true},
+		name: "has no tests to await when the filters leave none",
+		runnerCase: runnerCase{spec: func(s *Spec) {
+			s.Test = Test{Enable: true, Filters: []TestFilter{{Name: fxName + "-test", Exclude: true}}}
+		}, tests: true},
 		want: runnerWant{conditions: "Ready=True/TestSucceeded Released=True/InstallSucceeded TestSuccess=True/TestSucceeded",
 			history: "podinfo.v1:deployed", stored: "podinfo.v1:deployed", lastAction: actionInstall},
 	}, {

@@ -47,12 +47,9 @@ spec:
 	return ch
 }
 
-// printing is Helm's fake kube client that succeeds at everything.
-func printing() helmkube.Interface {
-	return &kubefake.PrintingKubeClient{Out: io.Discard, LogOutput: io.Discard}
-}
-
-// failing is Helm's fake kube client with the failures f sets.
+// failing is Helm's fake kube client with the failures f sets; with none
+// it is PrintingKubeClient, which succeeds at everything, with the three-way
+// merge that undoFailedReleases uses.
 func failing(f kubefake.FailingKubeClient) helmkube.Interface {
 	f.PrintingKubeClient = kubefake.PrintingKubeClient{Out: io.Discard, LogOutput: io.Discard}
 	return &f
@@ -110,7 +107,7 @@ type runnerCase struct {
 	spec   func(*Spec)
 	stored []*helmrelease.Release // in storage before, oldest first
 	status func(stored []*helmrelease.Release) *Status
-	kube   helmkube.Interface // nil: printing()
+	kube   helmkube.Interface // nil: failing with no failure
 	// createErr and updateErr fail storage's writes.
 	createErr, updateErr error
 	values               map[string]any
@@ -134,7 +131,7 @@ func actionFixture(t *testing.T, c runnerCase) (*actionRequest, *storage.Storage
 	drv := &storedDriver{Driver: mem, createErr: c.createErr, updateErr: c.updateErr}
 	kc := c.kube
 	if kc == nil {
-		kc = printing()
+		kc = failing(kubefake.FailingKubeClient{})
 	}
 	values := c.values
 	if values == nil {
@@ -158,6 +155,8 @@ type runnerWant struct {
 	stored     string // storageOf
 	failures   [3]int64
 	lastAction string
+	// more checks the status further.
+	more func(t *testing.T, st *Status)
 }
 
 func (w runnerWant) check(t *testing.T, req *actionRequest, store *storage.Storage, err error) {
@@ -184,6 +183,18 @@ func (w runnerWant) check(t *testing.T, req *actionRequest, store *storage.Stora
 	if st.LastAttemptedReleaseAction != w.lastAction {
 		t.Errorf("last attempted release action %q, want %q", st.LastAttemptedReleaseAction, w.lastAction)
 	}
+	if w.more != nil {
+		w.more(t, st)
+	}
+}
+
+// withConditions returns st with the conditions c, given as
+// (type, status, reason) triples.
+func withConditions(st *Status, c ...string) *Status {
+	for i := 0; i+2 < len(c); i += 3 {
+		setCondition(st, c[i], c[i+1], c[i+2], c[i]+" before")
+	}
+	return st
 }
 
 func conditionsOf(st *Status) string {
