@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"helm.sh/helm/v3/pkg/chart"
 	helmrelease "helm.sh/helm/v3/pkg/release"
@@ -15,17 +14,6 @@ import (
 // The actions that run Helm, each a runner in its own file (install.go,
 // upgrade.go, test.go, rollback_remediation.go, uninstall.go, unlock.go),
 // and the bookkeeping they share.
-
-// actionTimeout is an action's own timeout, else the spec's, else the default.
-func actionTimeout(own, spec time.Duration) time.Duration {
-	if own > 0 {
-		return own
-	}
-	if spec > 0 {
-		return spec
-	}
-	return DefaultTimeout
-}
 
 // actionRequest is what an action runner works on, as helm-controller's
 // reconcile.Request: the spec, the desired chart and values, the session its
@@ -189,13 +177,6 @@ func (r *actionRequest) countFailure(action string) {
 	case actionUpgrade:
 		r.st.UpgradeFailures++
 	}
-}
-
-func orDefault(p, def CRDPolicy) CRDPolicy {
-	if p == "" {
-		return def
-	}
-	return p
 }
 
 // actionFailed is the error of an action that changed nothing in storage. A

@@ -45,7 +45,7 @@ var helmFieldManagerOnce sync.Once
 // newSession builds the clients for spec. It does no request.
 func newSession(f *kube.Factory, spec *Spec) (*session, error) {
 	acting := f
-	s := &session{storageNS: StorageNamespace(spec), releaseNS: releaseNamespace(spec), maxHistory: spec.MaxHistory}
+	s := &session{storageNS: StorageNamespace(spec), releaseNS: releaseNamespace(spec), maxHistory: *spec.MaxHistory}
 	if spec.ServiceAccountName != "" {
 		// The service account lives in the resource's namespace, as a
 		// HelmRelease's serviceAccountName does.

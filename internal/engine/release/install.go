@@ -28,7 +28,7 @@ func (installRunner) run(ctx context.Context, req *actionRequest, s releaseState
 
 	obs := &observer{}
 	cfg := req.sess.config(obs)
-	err := applyCRDs(ctx, req.sess.f, spec, req.chart, orDefault(spec.Install.CRDs, CRDsCreate))
+	err := applyCRDs(ctx, req.sess.f, spec, req.chart, spec.Install.CRDs)
 	if err != nil {
 		err = fmt.Errorf("apply CustomResourceDefinitions: %w", err)
 	} else {

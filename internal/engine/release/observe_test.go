@@ -75,7 +75,7 @@ func fxStorage(t *testing.T, rls ...*helmrelease.Release) driver.Driver {
 func fxRequest(t *testing.T, spec *Spec, st *Status, config map[string]any, stored ...*helmrelease.Release) *request {
 	t.Helper()
 	return &request{actionRequest: actionRequest{
-		spec: spec, st: st, name: fxName,
+		spec: spec.withDefaults(), st: st, name: fxName,
 		sess:    &session{driver: fxStorage(t, stored...), storageNS: fxNS, releaseNS: fxNS},
 		desired: syncInputs{chartName: "podinfo", chartVersion: "1.0.0", chartDigest: spec.ChartDigest, configDigest: DigestValues(config)},
 	}}

@@ -225,7 +225,7 @@ func (r *request) round(ctx context.Context) (remediated *helmrelease.Release, e
 		if s.kind == stateFailed {
 			// Keep the history to the failure and what a rollback needs.
 			if rem := activeRemediation(r.spec, r.st, s.rls); rem != nil {
-				r.st.History = truncateHistory(r.st.History, rem.ignoreTests, r.spec.MaxHistory)
+				r.st.History = truncateHistory(r.st.History, rem.ignoreTests, *r.spec.MaxHistory)
 			}
 		}
 		if err := r.awaitDependencies(ctx, act); err != nil {
@@ -274,7 +274,7 @@ func (r *request) mayRetry(ctx context.Context, start time.Time) bool {
 	if _, ok := ctx.Deadline(); ok {
 		return true
 	}
-	return time.Since(start) < actionTimeout(0, r.spec.Timeout)
+	return time.Since(start) < r.spec.Timeout
 }
 
 // withCause puts the latest failure of this apply in front of err, so that
@@ -309,7 +309,7 @@ func (r *request) inSync(rls *helmrelease.Release) {
 	if rem := activeRemediation(r.spec, r.st, nil); rem != nil {
 		ignore = rem.ignoreTests
 	}
-	r.st.History = truncateHistory(r.st.History, ignore, r.spec.MaxHistory)
+	r.st.History = truncateHistory(r.st.History, ignore, *r.spec.MaxHistory)
 	if c := getCondition(r.st, CondRemediated); c != nil && c.Status == "True" {
 		cur := latest(r.st.History)
 		deleteCondition(r.st, CondRemediated)
@@ -352,7 +352,7 @@ func (r *request) finish(ctx context.Context) {
 			}
 		}
 	}
-	r.st.History = capHistory(r.st.History, r.spec.MaxHistory)
+	r.st.History = capHistory(r.st.History, *r.spec.MaxHistory)
 	summarize(r.st, r.spec)
 }
 

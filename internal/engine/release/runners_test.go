@@ -123,6 +123,7 @@ func actionFixture(t *testing.T, c runnerCase) (*actionRequest, *storage.Storage
 	if c.spec != nil {
 		c.spec(spec)
 	}
+	spec = spec.withDefaults()
 	st := &Status{}
 	if c.status != nil {
 		st = c.status(c.stored)
@@ -140,7 +141,7 @@ func actionFixture(t *testing.T, c runnerCase) (*actionRequest, *storage.Storage
 	ch := fxChart(c.tests)
 	req := &actionRequest{
 		spec: spec, st: st, name: fxName, chart: ch, values: values,
-		sess: &session{driver: drv, storageNS: fxNS, releaseNS: fxNS, maxHistory: spec.MaxHistory, kubeClient: kc},
+		sess: &session{driver: drv, storageNS: fxNS, releaseNS: fxNS, maxHistory: *spec.MaxHistory, kubeClient: kc},
 		desired: syncInputs{chartName: ch.Name(), chartVersion: ch.Metadata.Version, chartDigest: spec.ChartDigest,
 			configDigest: DigestValues(values), prDigest: postRenderersDigest(spec.PostRenderers)},
 	}

@@ -31,7 +31,7 @@ func (upgradeRunner) run(ctx context.Context, req *actionRequest, s releaseState
 
 	obs := &observer{}
 	cfg := req.sess.config(obs)
-	err := applyCRDs(ctx, req.sess.f, spec, req.chart, orDefault(spec.Upgrade.CRDs, CRDsSkip))
+	err := applyCRDs(ctx, req.sess.f, spec, req.chart, spec.Upgrade.CRDs)
 	if err != nil {
 		err = fmt.Errorf("apply CustomResourceDefinitions: %w", err)
 	} else if err = undoFailedReleases(ctx, req, s.rls); err != nil {
