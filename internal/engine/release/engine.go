@@ -15,8 +15,8 @@ import (
 )
 
 // Engine runs Helm actions against one cluster. Its entry points (Plan,
-// CreateConflict, Observe, Reconcile, Uninstall) take the spec as the user
-// wrote it and apply its defaults once (Spec.withDefaults). It is safe for concurrent use
+// CreateConflict, Observe, Reconcile, Uninstall, Import) take the spec as the
+// user wrote it and apply its defaults once (Spec.withDefaults). It is safe for concurrent use
 // by many resources of one provider process: they share the kube factory (one
 // discovery, one RESTMapper), and the releases refresh read, which the plan
 // that follows takes instead of reading storage again. A provider process
