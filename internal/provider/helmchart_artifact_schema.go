@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
@@ -76,7 +77,7 @@ func helmChartArtifactSchema() schema.Schema {
 			"version": schema.StringAttribute{
 				Optional: true,
 				Computed: true,
-				Default:  stringdefault.StaticString("*"),
+				Default:  stringdefault.StaticString(chart.DefaultVersion),
 				Description: "Semver version constraint (`1.x`, `~6.5.0`, `>=1.0.0 <2.0.0`). An exact match wins; otherwise the " +
 					"highest version in range, and `*` (the default) is the highest stable version (no prereleases).",
 				Validators: []validator.String{constraintValidator{}},
@@ -219,6 +220,19 @@ func (regexpValidator) ValidateString(_ context.Context, req validator.StringReq
 	if _, err := regexp.Compile(req.ConfigValue.ValueString()); err != nil {
 		resp.Diagnostics.AddAttributeError(req.Path, "Invalid regular expression", err.Error())
 	}
+}
+
+// durationText is d as a user writes it in a configuration: `5m`, not Go's
+// `5m0s`; the schema shows an engine's default duration so.
+func durationText(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
 
 // durationValidator checks a Go duration of zero or more.

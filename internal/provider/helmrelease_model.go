@@ -260,7 +260,8 @@ func (b *specBuilder) duration(v types.String, p path.Path) time.Duration {
 	return d
 }
 
-// helmReleaseSpec builds the engine spec of m. Defaults are the engine's.
+// helmReleaseSpec builds the engine spec of m: what the user wrote, which the
+// engine completes with its defaults (release.Spec.withDefaults).
 func helmReleaseSpec(ctx context.Context, m *helmReleaseModel) (*release.Spec, bool, diag.Diagnostics) {
 	b := &specBuilder{known: true}
 	spec := &release.Spec{
@@ -270,8 +271,7 @@ func helmReleaseSpec(ctx context.Context, m *helmReleaseModel) (*release.Spec, b
 		TargetNamespace:    b.str(m.TargetNamespace),
 		StorageNamespace:   b.str(m.StorageNamespace),
 		ServiceAccountName: b.str(m.ServiceAccountName),
-		MaxHistory:         release.DefaultMaxHistory,
-		Timeout:            release.DefaultTimeout,
+		Timeout:            b.duration(m.Timeout, path.Root("timeout")),
 		Values:             b.values(m.Values),
 		ValuesFrom:         b.valuesFrom(m.ValuesFrom),
 		Install:            b.install(m.Install),
@@ -288,10 +288,8 @@ func helmReleaseSpec(ctx context.Context, m *helmReleaseModel) (*release.Spec, b
 	// other attribute does.
 	b.boolean(m.PersistentClient)
 	if !m.MaxHistory.IsNull() {
-		spec.MaxHistory = int(b.integer(m.MaxHistory))
-	}
-	if d := b.duration(m.Timeout, path.Root("timeout")); d > 0 {
-		spec.Timeout = d
+		n := int(b.integer(m.MaxHistory))
+		spec.MaxHistory = &n
 	}
 	if c := m.Chart; c != nil && !c.inline() {
 		spec.ChartDigest = b.str(c.Digest)

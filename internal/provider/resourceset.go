@@ -207,7 +207,6 @@ func specFrom(ctx context.Context, m *resourceSetModel) (spec *resourceset.Spec,
 		Wait:               m.Wait.ValueBool(),
 		ServiceAccountName: m.ServiceAccountName.ValueString(),
 		Force:              m.Force.ValueBool(),
-		Timeout:            resourceset.DefaultTimeout,
 	}
 	for _, v := range m.TakeOverFrom.Elements() {
 		if s, ok := v.(types.String); ok {
@@ -568,7 +567,7 @@ func (r *resourceSetResource) Delete(ctx context.Context, req resource.DeleteReq
 	spec, known, diags := specFrom(ctx, &state)
 	resp.Diagnostics.Append(diags...)
 	if !known {
-		spec = &resourceset.Spec{Name: state.Name.ValueString(), Namespace: state.Namespace.ValueString(), Timeout: resourceset.DefaultTimeout}
+		spec = &resourceset.Spec{Name: state.Name.ValueString(), Namespace: state.Namespace.ValueString()}
 	}
 	spec.Owner = readOwner(ctx, req.Private)
 	inv, diags := inventoryEntries(ctx, state.Inventory)
@@ -611,7 +610,7 @@ func (r *resourceSetResource) ImportState(ctx context.Context, req resource.Impo
 	m := resourceSetModel{
 		ID: types.StringValue(req.ID), Name: types.StringValue(name), Namespace: types.StringValue(ns),
 		Inputs: types.DynamicNull(), Resources: types.DynamicNull(), ResourcesTemplate: types.StringNull(), Steps: types.DynamicNull(),
-		Wait: types.BoolValue(false), Timeout: types.StringValue("5m"), ServiceAccountName: types.StringNull(), Force: types.BoolValue(false),
+		Wait: types.BoolValue(false), Timeout: types.StringValue(durationText(resourceset.DefaultTimeout)), ServiceAccountName: types.StringNull(), Force: types.BoolValue(false),
 		TakeOverFrom: types.ListNull(types.StringType), InputsFrom: types.ListValueMust(inputsFromElemType(), nil),
 		InputStrategy: types.ObjectNull(inputStrategyAttrTypes()),
 		Inventory:     inventoryValue(imp.Inventory, nil), Manifests: types.StringNull(),

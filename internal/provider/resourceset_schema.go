@@ -95,7 +95,7 @@ func resourceSetSchema() schema.Schema {
 				Description: "Wait for every object to be Current by kstatus (Deployments available, Jobs complete, ...). With `steps`, the objects of the last step: the others are always waited for.",
 			},
 			"timeout": schema.StringAttribute{
-				Optional: true, Computed: true, Default: stringdefault.StaticString("5m"),
+				Optional: true, Computed: true, Default: stringdefault.StaticString(durationText(resourceset.DefaultTimeout)),
 				Description: "Bound of the waits: dependencies, CRDs becoming established, `wait`, and of the health check of each step that sets no `timeout`. A Go duration.",
 				Validators:  []validator.String{durationValidator{}},
 			},

@@ -28,6 +28,10 @@ const (
 	StrategyRevision     = "Revision"
 )
 
+// DefaultVersion is the version constraint of a spec that sets none: the
+// highest stable version.
+const DefaultVersion = "*"
+
 // DefaultIndexTTL is how long a repository index or an OCI tag list is used
 // from the cache without asking the server again.
 const DefaultIndexTTL = 5 * time.Minute
@@ -101,12 +105,12 @@ type Spec struct {
 	// Chart is the chart name in the repository. For a local source it is
 	// optional and, when set, must match the name in Chart.yaml.
 	Chart string
-	// Version is a semver constraint; empty means "*".
+	// Version is a semver constraint; empty means DefaultVersion.
 	Version                  string
 	ValuesFiles              []string
 	IgnoreMissingValuesFiles bool
-	// ReconcileStrategy applies to local sources: ChartVersion (default) or
-	// Revision.
+	// ReconcileStrategy applies to local sources: StrategyChartVersion
+	// (empty) or StrategyRevision.
 	ReconcileStrategy string
 	// Insecure speaks plain HTTP to an OCI registry (Flux's
 	// HelmRepository `insecure`). Loopback registries always are.
@@ -116,6 +120,19 @@ type Spec struct {
 	// (https:// or oci://) of a local chart; nil means anonymous.
 	DependencyAuth func(repository string) Auth
 	Verify         *Verify
+}
+
+// withDefaults is s with its defaults filled in: the one place they are
+// decided. Resolve and Build apply it once; the provider passes what the user
+// wrote.
+func (s Spec) withDefaults() Spec {
+	if s.Version == "" {
+		s.Version = DefaultVersion
+	}
+	if s.ReconcileStrategy == "" {
+		s.ReconcileStrategy = StrategyChartVersion
+	}
+	return s
 }
 
 // Kind returns the source kind of the spec.

@@ -47,6 +47,7 @@ func New(opts Options) *Engine {
 // when it is fresh. For a local source it also returns the source revision
 // and the full artifact revision.
 func (e *Engine) Resolve(ctx context.Context, spec Spec) (*Resolved, error) {
+	spec = spec.withDefaults()
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
@@ -111,6 +112,7 @@ func (e *Engine) httpEntry(ctx context.Context, spec *Spec, ver string) (*Entry,
 // local source, the version in Chart.yaml), merges values files, verifies
 // and stores it. Nothing is stored when any step fails.
 func (e *Engine) Build(ctx context.Context, spec Spec, version string) (*Artifact, error) {
+	spec = spec.withDefaults()
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
@@ -261,7 +263,7 @@ func (e *Engine) loadLocalSpec(ctx context.Context, spec *Spec) (*localChart, er
 	if spec.Chart != "" && spec.Chart != lc.chart.Name() {
 		return nil, fieldErr("chart", fmt.Errorf("'%s' holds chart '%s', not '%s'", spec.SourcePath, lc.chart.Name(), spec.Chart))
 	}
-	if spec.Version != "" && spec.Version != "*" && spec.Version != lc.chart.Metadata.Version {
+	if spec.Version != DefaultVersion && spec.Version != lc.chart.Metadata.Version {
 		c, err := constraintFor(spec.Version)
 		if err != nil {
 			return nil, fieldErr("version", err)

@@ -15,7 +15,7 @@ func (r *request) awaitDependencies(ctx context.Context, act Action) error {
 	if r.depsMet || !releases(act) {
 		return nil
 	}
-	if err := r.deps.Wait(ctx, r.client, actionTimeout(0, r.spec.Timeout), kube.DependencyPollInterval); err != nil {
+	if err := r.deps.Wait(ctx, r.client, r.spec.Timeout, kube.DependencyPollInterval); err != nil {
 		return err
 	}
 	r.depsMet = true

@@ -31,7 +31,7 @@ func TestReconcile_dependencies(t *testing.T) {
 	}
 	path, digest := podinfo(t, "1.0.0")
 	gate := kube.Dependency{APIVersion: "v1", Kind: "Secret", Name: "gate", Namespace: ns.Name, Ready: true, ReadyExpr: "type == 'kubernetes.io/tls'"}
-	spec := &Spec{Name: "podinfo", Namespace: ns.Name, Timeout: 2 * time.Second, MaxHistory: 5,
+	spec := &Spec{Name: "podinfo", Namespace: ns.Name, Timeout: 2 * time.Second, MaxHistory: ptr(5),
 		Install: Install{Timeout: 2 * time.Minute}, Upgrade: Upgrade{Timeout: 2 * time.Minute},
 		ChartPath: path, ChartDigest: digest, Dependencies: []kube.Dependency{gate}}
 

@@ -14,7 +14,9 @@ import (
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
 )
 
-// Engine runs Helm actions against one cluster. It is safe for concurrent use
+// Engine runs Helm actions against one cluster. Its entry points (Plan,
+// CreateConflict, Observe, Reconcile, Uninstall, Import) take the spec as the
+// user wrote it and apply its defaults once (Spec.withDefaults). It is safe for concurrent use
 // by many resources of one provider process: they share the kube factory (one
 // discovery, one RESTMapper), and the releases refresh read, which the plan
 // that follows takes instead of reading storage again. A provider process
@@ -32,6 +34,7 @@ func New(f *kube.Factory) *Engine { return &Engine{kube: f, read: newReadCache()
 // release from Helm storage and the values_from objects. Drift is taken from
 // prev (refresh has just detected it) rather than detected again.
 func (e *Engine) Plan(ctx context.Context, spec *Spec, prev *Status) (*Plan, error) {
+	spec = spec.withDefaults()
 	p := &Plan{ReleaseName: ReleaseName(spec), PostRenderersDigest: postRenderersDigest(spec.PostRenderers)}
 	st := cloneStatus(prev)
 	r, err := e.prepare(ctx, spec, st)
@@ -116,6 +119,7 @@ func (e *Engine) Plan(ctx context.Context, spec *Spec, prev *Status) (*Plan, err
 // create says it as soon as the release's names are known, also when the
 // chart is not (an artifact created in the same apply).
 func (e *Engine) CreateConflict(ctx context.Context, spec *Spec) (*ExistsError, error) {
+	spec = spec.withDefaults()
 	sess, err := newSession(e.kube, spec)
 	if err != nil {
 		return nil, objectError(spec, err)
@@ -138,6 +142,7 @@ func (e *Engine) CreateConflict(ctx context.Context, spec *Spec) (*ExistsError, 
 // drift detection on, the drift of its objects. It returns (nil, nil) when the
 // release is gone. Counters and history missing from storage come from prev.
 func (e *Engine) Observe(ctx context.Context, spec *Spec, prev *Status) (*Status, error) {
+	spec = spec.withDefaults()
 	if err := validateSpec(spec); err != nil {
 		return nil, objectError(spec, err)
 	}
@@ -203,6 +208,7 @@ func (e *Engine) Observe(ctx context.Context, spec *Spec, prev *Status) (*Status
 // a *kube.DependencyNotReadyError (or *kube.DependencyError) and the Status is
 // prev with Ready=False (DependencyNotReady), nil at create.
 func (e *Engine) Reconcile(ctx context.Context, spec *Spec, prev *Status) (*Status, error) {
+	spec = spec.withDefaults()
 	st := cloneStatus(prev)
 	st.ReleaseName, st.StorageNamespace = ReleaseName(spec), StorageNamespace(spec)
 	e.read.forget(st.StorageNamespace, st.ReleaseName)
@@ -261,6 +267,7 @@ const finishTimeout = 30 * time.Second
 // Uninstall removes the release with spec.Uninstall's options; a release that
 // is already gone is not an error.
 func (e *Engine) Uninstall(ctx context.Context, spec *Spec) error {
+	spec = spec.withDefaults()
 	if err := validateSpec(spec); err != nil {
 		return objectError(spec, err)
 	}

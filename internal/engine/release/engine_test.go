@@ -30,7 +30,7 @@ func TestReconcile_installUpgradeNoop(t *testing.T) {
 	e, c := newEngine(t)
 	ns := makeNamespace(t, c)
 	path, digest := podinfo(t, "1.0.0")
-	spec := &Spec{Name: "podinfo", Namespace: ns, Timeout: time.Minute, MaxHistory: 5,
+	spec := &Spec{Name: "podinfo", Namespace: ns, Timeout: time.Minute, MaxHistory: ptr(5),
 		ChartPath: path, ChartDigest: digest, Values: map[string]any{"replicaCount": 2}}
 
 	plan, err := e.Plan(ctx, spec, nil)
@@ -153,7 +153,7 @@ func TestReconcile_installRetriesThenConverges(t *testing.T) {
 	e, c := newEngine(t)
 	ns := makeNamespace(t, c)
 	path, digest := breakable(t, "0.1.0")
-	spec := &Spec{Name: "brk", Namespace: ns, Timeout: 30 * time.Second, MaxHistory: 5, ChartPath: path, ChartDigest: digest,
+	spec := &Spec{Name: "brk", Namespace: ns, Timeout: 30 * time.Second, MaxHistory: ptr(5), ChartPath: path, ChartDigest: digest,
 		Values:  map[string]any{"broken": true},
 		Install: Install{Remediation: InstallRemediation{Retries: 2}}}
 
@@ -215,7 +215,7 @@ func TestReconcile_failingTestRollsBack(t *testing.T) {
 	e, c := newEngine(t)
 	ns := makeNamespace(t, c)
 	path, digest := podinfo(t, "1.0.0")
-	spec := &Spec{Name: "tested", Namespace: ns, Timeout: time.Minute, MaxHistory: 5, ChartPath: path, ChartDigest: digest,
+	spec := &Spec{Name: "tested", Namespace: ns, Timeout: time.Minute, MaxHistory: ptr(5), ChartPath: path, ChartDigest: digest,
 		Test:    Test{Enable: true},
 		Upgrade: Upgrade{Remediation: UpgradeRemediation{RemediateLastFailure: ptr(true)}}}
 	st, err := e.Reconcile(ctx, spec, nil)
@@ -273,7 +273,7 @@ func TestReconcile_remediateLastFailure(t *testing.T) {
 	e, c := newEngine(t)
 	ns := makeNamespace(t, c)
 	path, digest := breakable(t, "0.1.0")
-	spec := &Spec{Name: "rlf", Namespace: ns, Timeout: 30 * time.Second, MaxHistory: 10, ChartPath: path, ChartDigest: digest}
+	spec := &Spec{Name: "rlf", Namespace: ns, Timeout: 30 * time.Second, MaxHistory: ptr(10), ChartPath: path, ChartDigest: digest}
 	st, err := e.Reconcile(ctx, spec, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -351,7 +351,7 @@ func TestReconcile_unlocksPendingInstall(t *testing.T) {
 	owner := kube.NewOwnerID()
 	store := pendingInstall(t, e, ns, "locked", path, ns+"/locked", owner)
 
-	spec := &Spec{Name: "locked", Namespace: ns, Owner: owner, Timeout: time.Minute, MaxHistory: 5, ChartPath: path, ChartDigest: digest}
+	spec := &Spec{Name: "locked", Namespace: ns, Owner: owner, Timeout: time.Minute, MaxHistory: ptr(5), ChartPath: path, ChartDigest: digest}
 	if p, err := e.Plan(ctx, spec, nil); err != nil || p.Action != ActionUnlock || p.Conflict != nil {
 		t.Fatalf("plan = %+v, %v", p, err)
 	}
@@ -434,7 +434,7 @@ metadata:
 	}
 
 	path, digest := chart("0.1.0", "")
-	spec := &Spec{Name: "gadgets", Namespace: ns, Timeout: time.Minute, MaxHistory: 5, ChartPath: path, ChartDigest: digest}
+	spec := &Spec{Name: "gadgets", Namespace: ns, Timeout: time.Minute, MaxHistory: ptr(5), ChartPath: path, ChartDigest: digest}
 	st, err := e.Reconcile(ctx, spec, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -496,7 +496,7 @@ func TestReconcile_valuesFrom(t *testing.T) {
 		t.Fatal(err)
 	}
 	path, digest := podinfo(t, "1.0.0")
-	spec := &Spec{Name: "vf", Namespace: ns, Timeout: time.Minute, MaxHistory: 5, ChartPath: path, ChartDigest: digest,
+	spec := &Spec{Name: "vf", Namespace: ns, Timeout: time.Minute, MaxHistory: ptr(5), ChartPath: path, ChartDigest: digest,
 		Values: map[string]any{"config": map[string]any{"greeting": "inline"}, "image": map[string]any{"tag": "inline"}},
 		ValuesFrom: []ValuesReference{
 			{Kind: "ConfigMap", Name: "base"},
@@ -593,7 +593,7 @@ func TestImport_readsValuesBackAndPlansNothing(t *testing.T) {
 	e, c := newEngine(t)
 	ns := makeNamespace(t, c)
 	path, digest := podinfo(t, "1.0.0")
-	spec := &Spec{Name: "imported", Namespace: ns, Timeout: time.Minute, MaxHistory: 5, ChartPath: path, ChartDigest: digest,
+	spec := &Spec{Name: "imported", Namespace: ns, Timeout: time.Minute, MaxHistory: ptr(5), ChartPath: path, ChartDigest: digest,
 		Values: map[string]any{"replicaCount": 2, "config": map[string]any{"greeting": "hi"}}}
 	if _, err := e.Reconcile(ctx, spec, nil); err != nil {
 		t.Fatal(err)
@@ -610,7 +610,7 @@ func TestImport_readsValuesBackAndPlansNothing(t *testing.T) {
 	}
 	wantCondition(t, imp.Status, CondReady, "True", ReasonInstallSucceeded)
 
-	fresh := &Spec{Name: "imported", Namespace: ns, Timeout: time.Minute, MaxHistory: 5, ChartPath: path, ChartDigest: digest, Values: imp.Values}
+	fresh := &Spec{Name: "imported", Namespace: ns, Timeout: time.Minute, MaxHistory: ptr(5), ChartPath: path, ChartDigest: digest, Values: imp.Values}
 	if p, err := e.Plan(ctx, fresh, imp.Status); err != nil || p.Action != ActionNone {
 		t.Fatalf("plan after import = %+v, %v", p, err)
 	}
@@ -676,7 +676,7 @@ spec:
       command: ["false"]
 `,
 	})
-	spec := &Spec{Name: "ren", Namespace: ns, Timeout: 30 * time.Second, MaxHistory: 10, ChartPath: path, ChartDigest: digest}
+	spec := &Spec{Name: "ren", Namespace: ns, Timeout: 30 * time.Second, MaxHistory: ptr(10), ChartPath: path, ChartDigest: digest}
 	st, err := e.Reconcile(ctx, spec, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -703,7 +703,7 @@ func TestReconcile_correctsDrift(t *testing.T) {
 	e, c := newEngine(t)
 	ns := makeNamespace(t, c)
 	path, digest := breakable(t, "0.1.0")
-	spec := &Spec{Name: "drifty", Namespace: ns, Timeout: 30 * time.Second, MaxHistory: 5, ChartPath: path, ChartDigest: digest}
+	spec := &Spec{Name: "drifty", Namespace: ns, Timeout: 30 * time.Second, MaxHistory: ptr(5), ChartPath: path, ChartDigest: digest}
 	st, err := e.Reconcile(ctx, spec, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -759,7 +759,7 @@ func TestReconcile_unlimitedRetriesAreBounded(t *testing.T) {
 	e, c := newEngine(t)
 	ns := makeNamespace(t, c)
 	path, digest := breakable(t, "0.1.0")
-	spec := &Spec{Name: "forever", Namespace: ns, Timeout: 3 * time.Second, MaxHistory: 5, ChartPath: path, ChartDigest: digest,
+	spec := &Spec{Name: "forever", Namespace: ns, Timeout: 3 * time.Second, MaxHistory: ptr(5), ChartPath: path, ChartDigest: digest,
 		Values:  map[string]any{"broken": true},
 		Install: Install{Remediation: InstallRemediation{Retries: -1}}}
 	start := time.Now()
@@ -783,7 +783,7 @@ func TestUninstall_keepHistoryThenReinstall(t *testing.T) {
 	e, c := newEngine(t)
 	ns := makeNamespace(t, c)
 	path, digest := breakable(t, "0.1.0")
-	spec := &Spec{Name: "kept", Namespace: ns, Timeout: 30 * time.Second, MaxHistory: 5, ChartPath: path, ChartDigest: digest,
+	spec := &Spec{Name: "kept", Namespace: ns, Timeout: 30 * time.Second, MaxHistory: ptr(5), ChartPath: path, ChartDigest: digest,
 		Uninstall: Uninstall{KeepHistory: true, DeletionPropagation: "foreground"}}
 	st, err := e.Reconcile(ctx, spec, nil)
 	if err != nil {
@@ -827,7 +827,7 @@ func TestReconcile_createNamespaceWithoutTargetNamespace(t *testing.T) {
 		_ = c.Delete(context.Background(), n)
 	})
 	path, digest := podinfo(t, "1.0.0")
-	spec := &Spec{Name: "podinfo", Namespace: ns, Timeout: time.Minute, MaxHistory: 5, ChartPath: path, ChartDigest: digest,
+	spec := &Spec{Name: "podinfo", Namespace: ns, Timeout: time.Minute, MaxHistory: ptr(5), ChartPath: path, ChartDigest: digest,
 		Install: Install{CreateNamespace: true}}
 	st, err := e.Reconcile(ctx, spec, nil)
 	if err != nil {
@@ -859,7 +859,7 @@ func TestReconcile_storageDefaultsToNamespace(t *testing.T) {
 		t.Fatal(err)
 	}
 	path, digest := podinfo(t, "1.0.0")
-	spec := &Spec{Name: "podinfo", Namespace: home, TargetNamespace: apps, Timeout: time.Minute, MaxHistory: 5, ChartPath: path, ChartDigest: digest}
+	spec := &Spec{Name: "podinfo", Namespace: home, TargetNamespace: apps, Timeout: time.Minute, MaxHistory: ptr(5), ChartPath: path, ChartDigest: digest}
 	st, err := e.Reconcile(ctx, spec, nil)
 	if err != nil {
 		t.Fatal(err)

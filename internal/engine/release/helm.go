@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chartutil"
 	helmkube "helm.sh/helm/v3/pkg/kube"
 	helmrelease "helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage"
@@ -31,6 +32,12 @@ type session struct {
 	releaseNS   string
 	maxHistory  int
 	impersonate string // namespace/name of the service account, for errors
+
+	// kubeClient, when set, is the kube client of the Helm actions instead
+	// of Helm's on getter, and Helm's default capabilities stand in for
+	// discovery: Helm's fake clients (kube/fake), with the memory driver, in
+	// the action runners' tests.
+	kubeClient helmkube.Interface
 }
 
 var helmFieldManagerOnce sync.Once
@@ -38,7 +45,7 @@ var helmFieldManagerOnce sync.Once
 // newSession builds the clients for spec. It does no request.
 func newSession(f *kube.Factory, spec *Spec) (*session, error) {
 	acting := f
-	s := &session{storageNS: StorageNamespace(spec), releaseNS: releaseNamespace(spec), maxHistory: spec.MaxHistory}
+	s := &session{storageNS: StorageNamespace(spec), releaseNS: releaseNamespace(spec), maxHistory: *spec.MaxHistory}
 	if spec.ServiceAccountName != "" {
 		// The service account lives in the resource's namespace, as a
 		// HelmRelease's serviceAccountName does.
@@ -111,10 +118,13 @@ func (s *session) storage(obs *observer) *storage.Storage {
 
 // config is a Helm action configuration whose storage writes obs sees.
 func (s *session) config(obs *observer) *action.Configuration {
+	logf := func(string, ...any) {}
+	if s.kubeClient != nil {
+		return &action.Configuration{Releases: s.storage(obs), KubeClient: s.kubeClient, Capabilities: chartutil.DefaultCapabilities, Log: logf}
+	}
 	kc := helmkube.New(s.getter)
 	kc.Factory = fieldValidationFactory{Factory: kc.Factory, f: s.f}
 	kc.Namespace = s.releaseNS
-	logf := func(string, ...any) {}
 	kc.Log = logf
 	return &action.Configuration{
 		RESTClientGetter: s.getter,
@@ -202,6 +212,21 @@ func (o *observer) Delete(key string) (*helmrelease.Release, error) {
 // record keeps a snapshot-ready copy: Helm goes on mutating the object it
 // wrote (a failed upgrade flips its status after the write).
 func (o *observer) record(rls *helmrelease.Release) {
+	cp := copyRelease(rls)
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for i, w := range o.written {
+		if w.Name == cp.Name && w.Version == cp.Version {
+			o.written = append(o.written[:i], o.written[i+1:]...)
+			break
+		}
+	}
+	o.written = append(o.written, cp)
+}
+
+// copyRelease copies what Helm changes of a release after writing it: its
+// info, its hooks' runs and its values.
+func copyRelease(rls *helmrelease.Release) *helmrelease.Release {
 	cp := *rls
 	if rls.Info != nil {
 		info := *rls.Info
@@ -213,15 +238,7 @@ func (o *observer) record(rls *helmrelease.Release) {
 		cp.Hooks[i] = &hc
 	}
 	cp.Config = deepCopyValues(rls.Config)
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	for i, w := range o.written {
-		if w.Name == cp.Name && w.Version == cp.Version {
-			o.written = append(o.written[:i], o.written[i+1:]...)
-			break
-		}
-	}
-	o.written = append(o.written, &cp)
+	return &cp
 }
 
 // releases returns the written releases, newest version first.

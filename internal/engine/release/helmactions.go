@@ -5,8 +5,9 @@ import (
 	helmrelease "helm.sh/helm/v3/pkg/release"
 )
 
-// The Helm actions as the spec configures them: each function maps the spec
-// onto one of Helm's action structs and does nothing else, as
+// The Helm actions as the spec configures them: each function maps the spec,
+// with its defaults (Spec.withDefaults), onto one of Helm's action structs and
+// does nothing else, as
 // helm-controller's internal/action. Running them and keeping the books is
 // actions.go's.
 
@@ -16,7 +17,7 @@ func newInstall(cfg *action.Configuration, spec *Spec, name, namespace string, s
 	in := action.NewInstall(cfg)
 	in.ReleaseName = name
 	in.Namespace = namespace
-	in.Timeout = actionTimeout(spec.Install.Timeout, spec.Timeout)
+	in.Timeout = spec.Install.Timeout
 	in.Wait = !spec.Install.DisableWait
 	in.WaitForJobs = !spec.Install.DisableWaitForJobs
 	in.DisableHooks = spec.Install.DisableHooks
@@ -40,8 +41,8 @@ func newUpgrade(cfg *action.Configuration, spec *Spec, namespace string) *action
 	up.Namespace = namespace
 	up.ResetValues = !spec.Upgrade.PreserveValues
 	up.ReuseValues = spec.Upgrade.PreserveValues
-	up.MaxHistory = spec.MaxHistory
-	up.Timeout = actionTimeout(spec.Upgrade.Timeout, spec.Timeout)
+	up.MaxHistory = *spec.MaxHistory
+	up.Timeout = spec.Upgrade.Timeout
 	up.Wait = !spec.Upgrade.DisableWait
 	up.WaitForJobs = !spec.Upgrade.DisableWaitForJobs
 	up.DisableHooks = spec.Upgrade.DisableHooks
@@ -62,7 +63,7 @@ func newUpgrade(cfg *action.Configuration, spec *Spec, namespace string) *action
 func newTest(cfg *action.Configuration, spec *Spec, namespace string) *action.ReleaseTesting {
 	t := action.NewReleaseTesting(cfg)
 	t.Namespace = namespace
-	t.Timeout = actionTimeout(spec.Test.Timeout, spec.Timeout)
+	t.Timeout = spec.Test.Timeout
 	t.Filters = map[string][]string{}
 	for _, f := range spec.Test.Filters {
 		key := action.IncludeNameFilter
@@ -78,14 +79,14 @@ func newTest(cfg *action.Configuration, spec *Spec, namespace string) *action.Re
 func newRollback(cfg *action.Configuration, spec *Spec, version int) *action.Rollback {
 	rb := action.NewRollback(cfg)
 	rb.Version = version
-	rb.Timeout = actionTimeout(spec.Rollback.Timeout, spec.Timeout)
+	rb.Timeout = spec.Rollback.Timeout
 	rb.Wait = !spec.Rollback.DisableWait
 	rb.WaitForJobs = !spec.Rollback.DisableWaitForJobs
 	rb.DisableHooks = spec.Rollback.DisableHooks
 	rb.Force = spec.Rollback.Force
 	rb.Recreate = spec.Rollback.Recreate
 	rb.CleanupOnFail = spec.Rollback.CleanupOnFail
-	rb.MaxHistory = spec.MaxHistory
+	rb.MaxHistory = *spec.MaxHistory
 	return rb
 }
 
@@ -97,9 +98,6 @@ func newUninstall(cfg *action.Configuration, spec *Spec) *action.Uninstall {
 	un.KeepHistory = spec.Uninstall.KeepHistory
 	un.Wait = !spec.Uninstall.DisableWait
 	un.DeletionPropagation = spec.Uninstall.DeletionPropagation
-	if un.DeletionPropagation == "" {
-		un.DeletionPropagation = "background"
-	}
-	un.Timeout = actionTimeout(spec.Uninstall.Timeout, spec.Timeout)
+	un.Timeout = spec.Uninstall.Timeout
 	return un
 }

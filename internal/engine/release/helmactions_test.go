@@ -9,12 +9,12 @@ import (
 	helmrelease "helm.sh/helm/v3/pkg/release"
 )
 
-// The mapping of the spec onto Helm's actions, field by field, with the
-// defaults a spec leaves to us and every option set.
+// The mapping of the spec, with its defaults, onto Helm's actions, field by
+// field, with the defaults a spec leaves to us and every option set.
 
 func TestNewInstall_defaultsAndEveryOption(t *testing.T) {
 	cfg := &action.Configuration{}
-	in := newInstall(cfg, &Spec{Name: "podinfo", Namespace: "apps"}, "podinfo", "apps", releaseState{})
+	in := newInstall(cfg, (&Spec{Name: "podinfo", Namespace: "apps"}).withDefaults(), "podinfo", "apps", releaseState{})
 	want := map[string]any{
 		"ReleaseName": "podinfo", "Namespace": "apps", "Timeout": DefaultTimeout, "Wait": true, "WaitForJobs": true,
 		"DisableHooks": false, "DisableOpenAPIValidation": false, "Replace": false, "CreateNamespace": false,
@@ -24,27 +24,27 @@ func TestNewInstall_defaultsAndEveryOption(t *testing.T) {
 
 	spec := &Spec{Timeout: time.Minute, Install: Install{Timeout: 2 * time.Minute, CreateNamespace: true, DisableHooks: true,
 		DisableOpenAPIValidation: true, DisableWait: true, DisableWaitForJobs: true, Replace: true}}
-	checkFields(t, newInstall(cfg, spec, "r", "ns", releaseState{}), map[string]any{
+	checkFields(t, newInstall(cfg, spec.withDefaults(), "r", "ns", releaseState{}), map[string]any{
 		"Timeout": 2 * time.Minute, "Wait": false, "WaitForJobs": false, "DisableHooks": true,
 		"DisableOpenAPIValidation": true, "Replace": true, "CreateNamespace": true,
 	})
 	spec.Install.Timeout = 0
-	checkFields(t, newInstall(cfg, spec, "r", "ns", releaseState{}), map[string]any{"Timeout": time.Minute})
+	checkFields(t, newInstall(cfg, spec.withDefaults(), "r", "ns", releaseState{}), map[string]any{"Timeout": time.Minute})
 
 	// An uninstalled release kept in history holds the name: replaced.
 	kept := releaseState{kind: stateAbsent, rls: &helmrelease.Release{Info: &helmrelease.Info{Status: helmrelease.StatusUninstalled}}}
-	checkFields(t, newInstall(cfg, &Spec{}, "r", "ns", kept), map[string]any{"Replace": true})
+	checkFields(t, newInstall(cfg, (&Spec{}).withDefaults(), "r", "ns", kept), map[string]any{"Replace": true})
 }
 
 func TestNewUpgrade_defaultsAndEveryOption(t *testing.T) {
 	cfg := &action.Configuration{}
-	checkFields(t, newUpgrade(cfg, &Spec{MaxHistory: 5}, "apps"), map[string]any{
+	checkFields(t, newUpgrade(cfg, (&Spec{}).withDefaults(), "apps"), map[string]any{
 		"Namespace": "apps", "Timeout": DefaultTimeout, "Wait": true, "WaitForJobs": true, "ResetValues": true, "ReuseValues": false,
-		"MaxHistory": 5, "Force": false, "CleanupOnFail": false, "Devel": true, "SkipCRDs": true,
+		"MaxHistory": DefaultMaxHistory, "Force": false, "CleanupOnFail": false, "Devel": true, "SkipCRDs": true,
 	})
 	spec := &Spec{Upgrade: Upgrade{Timeout: time.Second, CleanupOnFail: true, DisableHooks: true, DisableOpenAPIValidation: true,
 		DisableWait: true, DisableWaitForJobs: true, Force: true, PreserveValues: true}}
-	checkFields(t, newUpgrade(cfg, spec, "apps"), map[string]any{
+	checkFields(t, newUpgrade(cfg, spec.withDefaults(), "apps"), map[string]any{
 		"Timeout": time.Second, "Wait": false, "WaitForJobs": false, "ResetValues": false, "ReuseValues": true,
 		"Force": true, "CleanupOnFail": true, "DisableHooks": true, "DisableOpenAPIValidation": true,
 	})
@@ -52,13 +52,13 @@ func TestNewUpgrade_defaultsAndEveryOption(t *testing.T) {
 
 func TestNewRollback_defaultsAndEveryOption(t *testing.T) {
 	cfg := &action.Configuration{}
-	checkFields(t, newRollback(cfg, &Spec{Timeout: time.Minute, MaxHistory: 3}, 4), map[string]any{
+	checkFields(t, newRollback(cfg, (&Spec{Timeout: time.Minute, MaxHistory: ptr(3)}).withDefaults(), 4), map[string]any{
 		"Version": 4, "Timeout": time.Minute, "Wait": true, "WaitForJobs": true, "MaxHistory": 3,
 		"Force": false, "Recreate": false, "CleanupOnFail": false, "DisableHooks": false,
 	})
 	spec := &Spec{Rollback: Rollback{Timeout: time.Second, CleanupOnFail: true, DisableHooks: true, DisableWait: true,
 		DisableWaitForJobs: true, Force: true, Recreate: true}}
-	checkFields(t, newRollback(cfg, spec, 1), map[string]any{
+	checkFields(t, newRollback(cfg, spec.withDefaults(), 1), map[string]any{
 		"Timeout": time.Second, "Wait": false, "WaitForJobs": false, "Force": true, "Recreate": true,
 		"CleanupOnFail": true, "DisableHooks": true,
 	})
@@ -66,11 +66,11 @@ func TestNewRollback_defaultsAndEveryOption(t *testing.T) {
 
 func TestNewTest_defaultsAndFilters(t *testing.T) {
 	cfg := &action.Configuration{}
-	checkFields(t, newTest(cfg, &Spec{}, "apps"), map[string]any{
+	checkFields(t, newTest(cfg, (&Spec{}).withDefaults(), "apps"), map[string]any{
 		"Namespace": "apps", "Timeout": DefaultTimeout, "Filters": map[string][]string{},
 	})
 	spec := &Spec{Timeout: time.Minute, Test: Test{Filters: []TestFilter{{Name: "a"}, {Name: "b", Exclude: true}, {Name: "c"}}}}
-	checkFields(t, newTest(cfg, spec, "apps"), map[string]any{
+	checkFields(t, newTest(cfg, spec.withDefaults(), "apps"), map[string]any{
 		"Timeout": time.Minute,
 		"Filters": map[string][]string{action.IncludeNameFilter: {"a", "c"}, action.ExcludeNameFilter: {"b"}},
 	})
@@ -78,11 +78,11 @@ func TestNewTest_defaultsAndFilters(t *testing.T) {
 
 func TestNewUninstall_defaultsAndEveryOption(t *testing.T) {
 	cfg := &action.Configuration{}
-	checkFields(t, newUninstall(cfg, &Spec{}), map[string]any{
+	checkFields(t, newUninstall(cfg, (&Spec{}).withDefaults()), map[string]any{
 		"Timeout": DefaultTimeout, "Wait": true, "DeletionPropagation": "background", "KeepHistory": false, "DisableHooks": false,
 	})
 	spec := &Spec{Uninstall: Uninstall{Timeout: time.Second, DeletionPropagation: "orphan", DisableHooks: true, DisableWait: true, KeepHistory: true}}
-	checkFields(t, newUninstall(cfg, spec), map[string]any{
+	checkFields(t, newUninstall(cfg, spec.withDefaults()), map[string]any{
 		"Timeout": time.Second, "Wait": false, "DeletionPropagation": "orphan", "KeepHistory": true, "DisableHooks": true,
 	})
 }

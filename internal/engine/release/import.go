@@ -33,7 +33,7 @@ type Imported struct {
 // upgrade when the configuration matches.
 func (e *Engine) Import(ctx context.Context, storageNS, name string) (*Imported, error) {
 	ref := fmt.Sprintf("helmrelease %s/%s", storageNS, name)
-	spec := &Spec{Name: name, Namespace: storageNS, StorageNamespace: storageNS, ReleaseName: name}
+	spec := (&Spec{Name: name, Namespace: storageNS, StorageNamespace: storageNS, ReleaseName: name}).withDefaults()
 	sess, err := newSession(e.kube, spec)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", ref, err)

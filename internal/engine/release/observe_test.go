@@ -74,11 +74,11 @@ func fxStorage(t *testing.T, rls ...*helmrelease.Release) driver.Driver {
 // desired chart is the fixtures' and desired values are config.
 func fxRequest(t *testing.T, spec *Spec, st *Status, config map[string]any, stored ...*helmrelease.Release) *request {
 	t.Helper()
-	return &request{
-		spec: spec, st: st, name: fxName,
+	return &request{actionRequest: actionRequest{
+		spec: spec.withDefaults(), st: st, name: fxName,
 		sess:    &session{driver: fxStorage(t, stored...), storageNS: fxNS, releaseNS: fxNS},
 		desired: syncInputs{chartName: "podinfo", chartVersion: "1.0.0", chartDigest: spec.ChartDigest, configDigest: DigestValues(config)},
-	}
+	}}
 }
 
 // fxHistory is the history this resource would have recorded for rls,

@@ -28,7 +28,7 @@ func TestReconcile_createRefusesAReleaseItDidNotMake(t *testing.T) {
 	if err := testenv.HelmInstall(kubeconfig, ns, "theirs", path, map[string]any{"replicaCount": 2}); err != nil {
 		t.Fatal(err)
 	}
-	spec := &Spec{Name: "theirs", Namespace: ns, Timeout: time.Minute, MaxHistory: 5, ChartPath: path, ChartDigest: digest}
+	spec := &Spec{Name: "theirs", Namespace: ns, Timeout: time.Minute, MaxHistory: ptr(5), ChartPath: path, ChartDigest: digest}
 
 	p, err := e.Plan(ctx, spec, nil)
 	if err != nil {
@@ -74,7 +74,7 @@ func TestReconcile_createRefusesAnotherInstancesPendingInstall(t *testing.T) {
 	for _, owner := range []string{kube.NewOwnerID(), ""} {
 		name := testenv.UniqueName(t, "shared")
 		pendingInstall(t, e, ns, name, path, ns+"/"+name, owner)
-		spec := &Spec{Name: name, Namespace: ns, Owner: kube.NewOwnerID(), Timeout: time.Minute, MaxHistory: 5, ChartPath: path, ChartDigest: digest}
+		spec := &Spec{Name: name, Namespace: ns, Owner: kube.NewOwnerID(), Timeout: time.Minute, MaxHistory: ptr(5), ChartPath: path, ChartDigest: digest}
 		p, err := e.Plan(ctx, spec, nil)
 		if err != nil || p.Conflict == nil || p.Preview == nil || p.Preview.Unknown != "" || len(p.Preview.Changes) != 3 {
 			t.Fatalf("owner %q: plan of a create over another instance's pending install: %+v (preview %+v), %v", owner, p, p.Preview, err)
@@ -109,8 +109,8 @@ func TestReconcile_concurrentCreatesExactlyOneWins(t *testing.T) {
 	for round := range 5 {
 		name := testenv.UniqueName(t, "race")
 		specs := []*Spec{
-			{Name: name, Namespace: ns, Owner: kube.NewOwnerID(), Timeout: time.Minute, MaxHistory: 5, ChartPath: path, ChartDigest: digest},
-			{Name: name, Namespace: ns, Owner: kube.NewOwnerID(), Timeout: time.Minute, MaxHistory: 5, ChartPath: path, ChartDigest: digest},
+			{Name: name, Namespace: ns, Owner: kube.NewOwnerID(), Timeout: time.Minute, MaxHistory: ptr(5), ChartPath: path, ChartDigest: digest},
+			{Name: name, Namespace: ns, Owner: kube.NewOwnerID(), Timeout: time.Minute, MaxHistory: ptr(5), ChartPath: path, ChartDigest: digest},
 		}
 		sts := make([]*Status, 2)
 		errs := make([]error, 2)
@@ -163,7 +163,7 @@ func TestReconcile_wrongChartDigestIsRefused(t *testing.T) {
 	e, c := newEngine(t)
 	ns := makeNamespace(t, c)
 	path, _ := podinfo(t, "1.0.0")
-	spec := &Spec{Name: "podinfo", Namespace: ns, Timeout: time.Minute, MaxHistory: 5, ChartPath: path,
+	spec := &Spec{Name: "podinfo", Namespace: ns, Timeout: time.Minute, MaxHistory: ptr(5), ChartPath: path,
 		ChartDigest: "sha256:0000000000000000000000000000000000000000000000000000000000000000"}
 	var fe *fielderr.Error
 	if _, err := e.Plan(ctx, spec, nil); !errors.As(err, &fe) || fe.Path != "chart.digest" {
@@ -186,7 +186,7 @@ func TestReconcile_valuesChangedSincePlanRefused(t *testing.T) {
 	e, c := newEngine(t)
 	ns := makeNamespace(t, c)
 	path, digest := podinfo(t, "1.0.0")
-	spec := &Spec{Name: "podinfo", Namespace: ns, Owner: kube.NewOwnerID(), Timeout: time.Minute, MaxHistory: 5, ChartPath: path, ChartDigest: digest,
+	spec := &Spec{Name: "podinfo", Namespace: ns, Owner: kube.NewOwnerID(), Timeout: time.Minute, MaxHistory: ptr(5), ChartPath: path, ChartDigest: digest,
 		Values: map[string]any{"replicaCount": 2}}
 	p, err := e.Plan(ctx, spec, nil)
 	if err != nil {

@@ -22,8 +22,8 @@ func TestPlan_createDuringAnotherInstallShowsTheSameObjects(t *testing.T) {
 	ns := makeNamespace(t, c)
 	path, digest := podinfo(t, "1.0.0")
 	name := testenv.UniqueName(t, "raced")
-	winner := &Spec{Name: name, Namespace: ns, Owner: kube.NewOwnerID(), Timeout: time.Minute, MaxHistory: 5, ChartPath: path, ChartDigest: digest}
-	loser := &Spec{Name: name, Namespace: ns, Owner: kube.NewOwnerID(), Timeout: time.Minute, MaxHistory: 5, ChartPath: path, ChartDigest: digest}
+	winner := &Spec{Name: name, Namespace: ns, Owner: kube.NewOwnerID(), Timeout: time.Minute, MaxHistory: ptr(5), ChartPath: path, ChartDigest: digest}
+	loser := &Spec{Name: name, Namespace: ns, Owner: kube.NewOwnerID(), Timeout: time.Minute, MaxHistory: ptr(5), ChartPath: path, ChartDigest: digest}
 	want := fmt.Sprint([]kube.Drift{
 		{ID: ns + "_" + name + "__ConfigMap", Type: "create"},
 		{ID: ns + "_" + name + "__Service", Type: "create"},

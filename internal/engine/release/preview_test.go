@@ -235,7 +235,7 @@ func TestPlan_previewUnknownWhenObjectsOfAnotherStorageExist(t *testing.T) {
 	e, c := newEngine(t)
 	ns := makeNamespace(t, c)
 	path, digest := previewChart(t)
-	old := &Spec{Name: "pv", Namespace: ns, ChartPath: path, ChartDigest: digest, Timeout: time.Minute, MaxHistory: 5}
+	old := &Spec{Name: "pv", Namespace: ns, ChartPath: path, ChartDigest: digest, Timeout: time.Minute, MaxHistory: ptr(5)}
 	if _, err := e.Reconcile(ctx, old, nil); err != nil {
 		t.Fatal(err)
 	}

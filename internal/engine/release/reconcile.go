@@ -20,18 +20,11 @@ import (
 )
 
 // request is one Plan or Reconcile of one spec: the desired release, loaded
-// and composed, and the status it works on.
+// and composed, and the status it works on (what the action runners are
+// given), with the state of the apply's loop.
 type request struct {
-	spec    *Spec
-	sess    *session
-	name    string
-	chart   *chart.Chart
-	values  map[string]any
-	desired syncInputs
-	st      *Status
+	actionRequest
 
-	// lastErr is the cause of the latest failure in this apply.
-	lastErr error
 	// deps are the spec's dependencies, read with client; depsMet says an
 	// install or upgrade of this apply found them met; acted says an action
 	// ran in this apply.
@@ -95,7 +88,7 @@ func (e *Engine) prepare(ctx context.Context, spec *Spec, st *Status) (*request,
 	}
 	// Dependencies too are read with the provider's own credentials, as
 	// helm-controller reads a HelmRelease's dependsOn.
-	r := &request{spec: spec, sess: sess, name: ReleaseName(spec), chart: ch, values: values, st: st, deps: deps, client: c}
+	r := &request{actionRequest: actionRequest{spec: spec, sess: sess, name: ReleaseName(spec), chart: ch, values: values, st: st}, deps: deps, client: c}
 	r.desired = syncInputs{
 		chartName:    ch.Name(),
 		chartVersion: ch.Metadata.Version,
@@ -232,7 +225,7 @@ func (r *request) round(ctx context.Context) (remediated *helmrelease.Release, e
 		if s.kind == stateFailed {
 			// Keep the history to the failure and what a rollback needs.
 			if rem := activeRemediation(r.spec, r.st, s.rls); rem != nil {
-				r.st.History = truncateHistory(r.st.History, rem.ignoreTests, r.spec.MaxHistory)
+				r.st.History = truncateHistory(r.st.History, rem.ignoreTests, *r.spec.MaxHistory)
 			}
 		}
 		if err := r.awaitDependencies(ctx, act); err != nil {
@@ -281,7 +274,7 @@ func (r *request) mayRetry(ctx context.Context, start time.Time) bool {
 	if _, ok := ctx.Deadline(); ok {
 		return true
 	}
-	return time.Since(start) < actionTimeout(0, r.spec.Timeout)
+	return time.Since(start) < r.spec.Timeout
 }
 
 // withCause puts the latest failure of this apply in front of err, so that
@@ -316,7 +309,7 @@ func (r *request) inSync(rls *helmrelease.Release) {
 	if rem := activeRemediation(r.spec, r.st, nil); rem != nil {
 		ignore = rem.ignoreTests
 	}
-	r.st.History = truncateHistory(r.st.History, ignore, r.spec.MaxHistory)
+	r.st.History = truncateHistory(r.st.History, ignore, *r.spec.MaxHistory)
 	if c := getCondition(r.st, CondRemediated); c != nil && c.Status == "True" {
 		cur := latest(r.st.History)
 		deleteCondition(r.st, CondRemediated)
@@ -359,7 +352,7 @@ func (r *request) finish(ctx context.Context) {
 			}
 		}
 	}
-	r.st.History = capHistory(r.st.History, r.spec.MaxHistory)
+	r.st.History = capHistory(r.st.History, *r.spec.MaxHistory)
 	summarize(r.st, r.spec)
 }
 

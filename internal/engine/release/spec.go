@@ -23,6 +23,9 @@ const (
 	DefaultTimeout    = 5 * time.Minute
 	// DefaultValuesKey is the key of a values_from ConfigMap or Secret.
 	DefaultValuesKey = "values.yaml"
+	// DefaultDeletionPropagation is how an uninstall deletes the release's
+	// objects.
+	DefaultDeletionPropagation = "background"
 )
 
 // CRDPolicy says what happens to the CRDs in a chart's crds/ directory.
@@ -55,7 +58,8 @@ const (
 // DriftModes are the valid modes, for validators and messages.
 var DriftModes = []DriftMode{DriftEnabled, DriftWarn, DriftDisabled}
 
-// effective is m, or the default when unset.
+// effective is m, or the default when unset: the provider asks an unset mode
+// what it does, before the engine applies Spec.withDefaults.
 func (m DriftMode) effective() DriftMode {
 	if m == "" {
 		return DriftEnabled
@@ -98,9 +102,11 @@ type Spec struct {
 	StorageNamespace string
 	// ServiceAccountName, when set, is impersonated for every Helm action.
 	ServiceAccountName string
-	// MaxHistory is how many release revisions Helm keeps; 0 keeps all.
-	MaxHistory int
-	// Timeout of each action unless the action's own timeout is set.
+	// MaxHistory is how many release revisions Helm keeps; 0 keeps all, nil
+	// means DefaultMaxHistory.
+	MaxHistory *int
+	// Timeout of each action unless the action's own timeout is set; 0
+	// means DefaultTimeout.
 	Timeout time.Duration
 	// ResetFailures says the configuration changed since the last apply (a
 	// new generation, in Flux's terms; or a new reset token): the failure
@@ -141,6 +147,61 @@ type Spec struct {
 	PostRenderers  []PostRenderer
 }
 
+// withDefaults is a copy of s with every default of a Spec filled in: the one
+// place they are decided (the comments of the fields say them). The engine's
+// entry points apply it once, and everything after reads the spec as filled;
+// the provider passes what the user wrote. Names (ReleaseName,
+// StorageNamespace) are derived, not defaulted: the provider shows them.
+func (s *Spec) withDefaults() *Spec {
+	d := *s
+	if d.MaxHistory == nil {
+		d.MaxHistory = ptr(DefaultMaxHistory)
+	}
+	if d.Timeout <= 0 {
+		d.Timeout = DefaultTimeout
+	}
+	for _, t := range []*time.Duration{&d.Install.Timeout, &d.Upgrade.Timeout, &d.Test.Timeout, &d.Rollback.Timeout, &d.Uninstall.Timeout} {
+		if *t <= 0 {
+			*t = d.Timeout
+		}
+	}
+	if d.Install.CRDs == "" {
+		d.Install.CRDs = CRDsCreate
+	}
+	if d.Upgrade.CRDs == "" {
+		d.Upgrade.CRDs = CRDsSkip
+	}
+	ir, ur := &d.Install.Remediation, &d.Upgrade.Remediation
+	if ir.IgnoreTestFailures == nil {
+		ir.IgnoreTestFailures = ptr(d.Test.IgnoreFailures)
+	}
+	if ir.RemediateLastFailure == nil {
+		ir.RemediateLastFailure = ptr(false)
+	}
+	if ur.IgnoreTestFailures == nil {
+		ur.IgnoreTestFailures = ptr(d.Test.IgnoreFailures)
+	}
+	if ur.RemediateLastFailure == nil {
+		ur.RemediateLastFailure = ptr(ur.Retries > 0)
+	}
+	if ur.Strategy == "" {
+		ur.Strategy = StrategyRollback
+	}
+	if d.Uninstall.DeletionPropagation == "" {
+		d.Uninstall.DeletionPropagation = DefaultDeletionPropagation
+	}
+	d.DriftDetection.Mode = d.DriftDetection.Mode.effective()
+	d.ValuesFrom = append([]ValuesReference(nil), s.ValuesFrom...)
+	for i := range d.ValuesFrom {
+		if d.ValuesFrom[i].ValuesKey == "" {
+			d.ValuesFrom[i].ValuesKey = DefaultValuesKey
+		}
+	}
+	return &d
+}
+
+func ptr[T any](v T) *T { return &v }
+
 // ValuesReference is a values_from entry: a ConfigMap or Secret in the
 // resource's Namespace.
 type ValuesReference struct {
@@ -154,7 +215,7 @@ type ValuesReference struct {
 // Install are the install options.
 type Install struct {
 	Timeout                  time.Duration // 0: Spec.Timeout
-	CRDs                     CRDPolicy     // empty: Create
+	CRDs                     CRDPolicy     // empty: CRDsCreate
 	Replace                  bool
 	CreateNamespace          bool
 	DisableHooks             bool
@@ -178,7 +239,7 @@ type InstallRemediation struct {
 // Upgrade are the upgrade options.
 type Upgrade struct {
 	Timeout                  time.Duration // 0: Spec.Timeout
-	CRDs                     CRDPolicy     // empty: Skip
+	CRDs                     CRDPolicy     // empty: CRDsSkip
 	CleanupOnFail            bool
 	DisableHooks             bool
 	DisableOpenAPIValidation bool
@@ -230,7 +291,7 @@ type Rollback struct {
 // Uninstall are the uninstall options.
 type Uninstall struct {
 	Timeout             time.Duration // 0: Spec.Timeout
-	DeletionPropagation string        // background (empty), foreground or orphan
+	DeletionPropagation string        // background, foreground or orphan; empty: DefaultDeletionPropagation
 	DisableHooks        bool
 	DisableWait         bool
 	KeepHistory         bool

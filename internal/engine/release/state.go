@@ -209,33 +209,18 @@ const (
 	actionUpgrade = "upgrade"
 )
 
+// remediationFor is the remediation settings of action (install or upgrade)
+// in spec, with its defaults, and the failures st counts against them.
 func remediationFor(action string, spec *Spec, st *Status) *remediation {
 	switch action {
 	case actionInstall:
 		ir := spec.Install.Remediation
-		r := &remediation{action: action, retries: ir.Retries, failures: st.InstallFailures,
-			ignoreTests: spec.Test.IgnoreFailures, strategy: StrategyUninstall}
-		if ir.IgnoreTestFailures != nil {
-			r.ignoreTests = *ir.IgnoreTestFailures
-		}
-		if ir.RemediateLastFailure != nil {
-			r.remediateLast = *ir.RemediateLastFailure
-		}
-		return r
+		return &remediation{action: action, retries: ir.Retries, failures: st.InstallFailures,
+			ignoreTests: *ir.IgnoreTestFailures, remediateLast: *ir.RemediateLastFailure, strategy: StrategyUninstall}
 	case actionUpgrade:
 		ur := spec.Upgrade.Remediation
-		r := &remediation{action: action, retries: ur.Retries, failures: st.UpgradeFailures,
-			ignoreTests: spec.Test.IgnoreFailures, remediateLast: ur.Retries > 0, strategy: ur.Strategy}
-		if ur.IgnoreTestFailures != nil {
-			r.ignoreTests = *ur.IgnoreTestFailures
-		}
-		if ur.RemediateLastFailure != nil {
-			r.remediateLast = *ur.RemediateLastFailure
-		}
-		if r.strategy == "" {
-			r.strategy = StrategyRollback
-		}
-		return r
+		return &remediation{action: action, retries: ur.Retries, failures: st.UpgradeFailures,
+			ignoreTests: *ur.IgnoreTestFailures, remediateLast: *ur.RemediateLastFailure, strategy: ur.Strategy}
 	}
 	return nil
 }

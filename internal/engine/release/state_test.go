@@ -10,8 +10,6 @@ import (
 	helmtime "helm.sh/helm/v3/pkg/time"
 )
 
-func ptr[T any](v T) *T { return &v }
-
 func TestDecide_actionForEachState(t *testing.T) {
 	failed := releaseState{kind: stateFailed, reason: "release is failed"}
 	for _, tc := range []struct {
@@ -75,7 +73,7 @@ func TestDecide_actionForEachState(t *testing.T) {
 			wantErr: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, reason, err := decide(tc.s, &tc.st, &tc.spec)
+			got, reason, err := decide(tc.s, &tc.st, tc.spec.withDefaults())
 			var ex *exhaustedError
 			switch {
 			case tc.exhausted:

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"sort"
 
 	helmkube "helm.sh/helm/v3/pkg/kube"
@@ -29,7 +30,7 @@ import (
 // failed releases had, and that this release owns, are deleted. The upgrade
 // then starts from the state Helm assumes. Objects the release does not own
 // (Helm refused to adopt them) are never touched.
-func (r *request) undoFailedReleases(ctx context.Context, latest *helmrelease.Release) error {
+func undoFailedReleases(ctx context.Context, r *actionRequest, latest *helmrelease.Release) error {
 	if latest == nil || latest.Info == nil || latest.Info.Status != helmrelease.StatusFailed {
 		return nil // the usual upgrade: nothing failed since the last deployed release
 	}
@@ -43,15 +44,17 @@ func (r *request) undoFailedReleases(ctx context.Context, latest *helmrelease.Re
 	}
 	// The manifest the upgrade will apply. A chart that does not render
 	// fails the upgrade itself, with Helm's error: nothing to undo towards.
-	up := newUpgrade(r.sess.config(nil), r.spec, r.sess.releaseNS)
+	cfg := r.sess.config(nil)
+	up := newUpgrade(cfg, r.spec, r.sess.releaseNS)
 	up.DryRun = true
 	next, err := up.RunWithContext(ctx, r.name, r.chart, r.values)
 	if err != nil {
 		return nil
 	}
-	kc := helmkube.New(r.sess.getter)
-	kc.Namespace = r.sess.releaseNS
-	kc.Log = func(string, ...any) {}
+	kc, ok := cfg.KubeClient.(threeWayMerger)
+	if !ok {
+		return fmt.Errorf("kube client %T does not merge three-way", cfg.KubeClient)
+	}
 	kept, err := kc.Build(bytes.NewBufferString(deployed.Manifest), false)
 	if err != nil {
 		return fmt.Errorf("build the objects of %s.v%d: %w", deployed.Name, deployed.Version, err)
@@ -67,7 +70,7 @@ func (r *request) undoFailedReleases(ctx context.Context, latest *helmrelease.Re
 		if err != nil {
 			return fmt.Errorf("build the objects of failed release %s.v%d: %w", f.Name, f.Version, err)
 		}
-		owned, err := r.ownedInCluster(objs)
+		owned, err := ownedInCluster(objs, r.name, r.sess.releaseNS)
 		if err != nil {
 			return err
 		}
@@ -108,10 +111,17 @@ func failedSinceDeployed(hist []*helmrelease.Release) ([]*helmrelease.Release, *
 	return failed, deployed
 }
 
+// threeWayMerger is the part of Helm's kube client that undoFailedReleases
+// uses.
+type threeWayMerger interface {
+	Build(reader io.Reader, validate bool) (helmkube.ResourceList, error)
+	helmkube.InterfaceThreeWayMerge
+}
+
 // ownedInCluster returns the objects of list that exist in the cluster with
-// this release's Helm ownership annotations. The infos keep the manifest's
-// object: Helm's merge needs it as the original.
-func (r *request) ownedInCluster(list helmkube.ResourceList) (helmkube.ResourceList, error) {
+// the Helm ownership annotations of release name in namespace. The infos keep
+// the manifest's object: Helm's merge needs it as the original.
+func ownedInCluster(list helmkube.ResourceList, name, namespace string) (helmkube.ResourceList, error) {
 	var out helmkube.ResourceList
 	for _, info := range list {
 		live, err := resource.NewHelper(info.Client, info.Mapping).Get(info.Namespace, info.Name)
@@ -126,7 +136,7 @@ func (r *request) ownedInCluster(list helmkube.ResourceList) (helmkube.ResourceL
 			continue
 		}
 		ann := a.GetAnnotations()
-		if ann[helmReleaseNameAnnotation] == r.name && ann[helmReleaseNamespaceAnnotation] == r.sess.releaseNS {
+		if ann[helmReleaseNameAnnotation] == name && ann[helmReleaseNamespaceAnnotation] == namespace {
 			out = append(out, info)
 		}
 	}

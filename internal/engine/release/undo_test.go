@@ -22,7 +22,7 @@ func TestReconcile_revertedValuesUndoAFailedUpgrade(t *testing.T) {
 	e, c := newEngine(t)
 	ns := makeNamespace(t, c)
 	path, digest := podinfo(t, "1.0.0")
-	spec := &Spec{Name: "podinfo", Namespace: ns, Timeout: 20 * time.Second, MaxHistory: 5, ChartPath: path, ChartDigest: digest}
+	spec := &Spec{Name: "podinfo", Namespace: ns, Timeout: 20 * time.Second, MaxHistory: ptr(5), ChartPath: path, ChartDigest: digest}
 	st, err := e.Reconcile(ctx, spec, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -86,3 +86,54 @@ func TestUnlock_interruptedUpgradeIsNoFailedAttempt(t *testing.T) {
 		})
 	}
 }
+
+// The unlock runner on Helm's memory driver: the conditions, history,
+// storage and counters each outcome leaves.
+func TestUnlockRunner(t *testing.T) {
+	v1 := fxRelease(1, helmrelease.StatusDeployed, nil)
+	pending := func(status helmrelease.Status) []*helmrelease.Release {
+		return []*helmrelease.Release{v1, fxRelease(2, status, map[string]any{"replicaCount": 2})}
+	}
+	upgraded := func(stored []*helmrelease.Release) *Status {
+		return &Status{History: fxHistory(stored...), LastAttemptedReleaseAction: actionUpgrade, Failures: 1}
+	}
+	for _, tc := range []struct {
+		name string
+		runnerCase
+		want runnerWant
+	}{{
+		name:       "marks a pending upgrade failed",
+		runnerCase: runnerCase{stored: pending(helmrelease.StatusPendingUpgrade), status: upgraded},
+		want: runnerWant{conditions: "Ready=False/PendingRelease Released=False/PendingRelease",
+			history: "podinfo.v2:failed podinfo.v1:deployed", stored: "podinfo.v2:failed podinfo.v1:deployed",
+			failures: [3]int64{1, 0, 0}, lastAction: actionUpgrade},
+	}, {
+		name:       "marks a release a killed destroy left uninstalling failed",
+		runnerCase: runnerCase{stored: pending(helmrelease.StatusUninstalling), status: upgraded},
+		want: runnerWant{conditions: "Ready=False/PendingRelease Released=False/PendingRelease",
+			history: "podinfo.v2:failed podinfo.v1:deployed", stored: "podinfo.v2:failed podinfo.v1:deployed",
+			failures: [3]int64{1, 0, 0}, lastAction: actionUpgrade},
+	}, {
+		name: "fails to store the release",
+		runnerCase: runnerCase{stored: pending(helmrelease.StatusPendingInstall), status: upgraded,
+			updateErr: errors.New("no answer from the Kubernetes API server")},
+		want: runnerWant{err: "unlock failed", conditions: "Ready=False/PendingRelease Released=False/PendingRelease",
+			history: "podinfo.v2:pending-install podinfo.v1:deployed", stored: "podinfo.v2:pending-install podinfo.v1:deployed",
+			failures: [3]int64{2, 0, 0}, lastAction: actionUpgrade},
+	}, {
+		name:       "leaves a release that is no longer pending",
+		runnerCase: runnerCase{stored: pending(helmrelease.StatusDeployed), status: upgraded},
+		want: runnerWant{history: "podinfo.v2:deployed podinfo.v1:deployed", stored: "podinfo.v2:deployed podinfo.v1:deployed",
+			failures: [3]int64{1, 0, 0}, lastAction: actionUpgrade},
+	}, {
+		name:       "finds the release gone",
+		runnerCase: runnerCase{status: func([]*helmrelease.Release) *Status { return &Status{} }},
+		want:       runnerWant{},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			req, store := actionFixture(t, tc.runnerCase)
+			err := unlockRunner{}.run(context.Background(), req, releaseState{kind: stateLocked})
+			tc.want.check(t, req, store, err)
+		})
+	}
+}

@@ -52,9 +52,6 @@ func composeValues(ctx context.Context, c client.Client, spec *Spec) (map[string
 	for i, ref := range spec.ValuesFrom {
 		field := fmt.Sprintf("values_from[%d]", i)
 		key := ref.ValuesKey
-		if key == "" {
-			key = DefaultValuesKey
-		}
 		nn := types.NamespacedName{Namespace: spec.Namespace, Name: ref.Name}
 		data, found, err := reader.value(ctx, ref.Kind, nn, key)
 		switch {

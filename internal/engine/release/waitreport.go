@@ -29,7 +29,7 @@ const notReadyReportTimeout = 15 * time.Second
 // helm-controller's wait (Helm's kstatus waiter) reports them. Helm's own
 // waiter says only "context deadline exceeded". Any other err, or a timeout
 // whose objects are all ready (a hook ran out of time), is returned as is.
-func (r *request) explainTimeout(ctx context.Context, action string, obs *observer, err error) error {
+func (r *actionRequest) explainTimeout(ctx context.Context, action string, obs *observer, err error) error {
 	if err == nil || !errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
@@ -59,7 +59,7 @@ func waitsForJobs(spec *Spec, action string) bool {
 
 // notReady lists, in the order of rls's manifest, the objects of rls that
 // are not Current by kstatus, each as `Kind/namespace/name: status: message`.
-func (r *request) notReady(ctx context.Context, rls *helmrelease.Release, completeJobs bool) ([]string, error) {
+func (r *actionRequest) notReady(ctx context.Context, rls *helmrelease.Release, completeJobs bool) ([]string, error) {
 	mapper, err := r.sess.f.RESTMapper()
 	if err != nil {
 		return nil, err

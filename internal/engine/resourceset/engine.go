@@ -102,6 +102,7 @@ func (e *Engine) manager(spec *Spec) (*kube.Manager, error) {
 // mapping). It reads discovery but writes nothing. With steps, the objects
 // are in step order.
 func (e *Engine) Desired(ctx context.Context, spec *Spec) ([]*unstructured.Unstructured, error) {
+	spec = spec.withDefaults()
 	parts, err := e.desiredParts(ctx, spec)
 	return flatten(parts), objectError(spec, err)
 }
@@ -187,6 +188,7 @@ func inStep(warnings []Warning, index int) []Warning {
 // adopts (Result.Undecided lists those it cannot tell yet). An object owned by
 // another set is an *OwnershipError.
 func (e *Engine) Plan(ctx context.Context, spec *Spec, prev []kube.Entry) (*Result, error) {
+	spec = spec.withDefaults()
 	res, err := e.plan(ctx, spec, prev)
 	return res, objectError(spec, err)
 }
@@ -241,6 +243,7 @@ func (e *Engine) plan(ctx context.Context, spec *Spec, prev []kube.Entry) (*Resu
 // second apply converges, and its Ready condition says why, without naming
 // the set.
 func (e *Engine) Apply(ctx context.Context, spec *Spec, prev []kube.Entry, planned Adoptions) (*Result, error) {
+	spec = spec.withDefaults()
 	res, err := e.apply(ctx, spec, prev, planned)
 	return res, objectError(spec, err)
 }
@@ -276,7 +279,7 @@ func (e *Engine) apply(ctx context.Context, spec *Spec, prev []kube.Entry, plann
 		return fail(ReasonReconciliationFailed, err)
 	}
 
-	if err := deps.Wait(ctx, m.Client(), spec.timeout(), kube.DependencyPollInterval); err != nil {
+	if err := deps.Wait(ctx, m.Client(), spec.Timeout, kube.DependencyPollInterval); err != nil {
 		return fail(ReasonDependencyNotReady, err)
 	}
 
@@ -307,7 +310,7 @@ func (e *Engine) apply(ctx context.Context, spec *Spec, prev []kube.Entry, plann
 		}
 	}
 
-	remaining, pruneErr := prune(ctx, m, spec, subtract(prev, desired), spec.timeout())
+	remaining, pruneErr := prune(ctx, m, spec, subtract(prev, desired), spec.Timeout)
 	res.Inventory = union(desired, remaining)
 	if pruneErr != nil {
 		return fail(ReasonReconciliationFailed, fmt.Errorf("prune: %w", pruneErr))
@@ -350,6 +353,7 @@ func (e *Engine) Drift(ctx context.Context, spec *Spec, inventory []kube.Entry) 
 // since (the InSync of the last check) no longer matches: those written,
 // deleted or recreated since, or whose desired state changed.
 func (e *Engine) CheckDrift(ctx context.Context, spec *Spec, inventory []kube.Entry, since kube.Fingerprints) (*kube.DriftReport, error) {
+	spec = spec.withDefaults()
 	report, err := e.checkDrift(ctx, spec, inventory, since)
 	return report, objectError(spec, err)
 }
@@ -384,11 +388,12 @@ func (e *Engine) checkDrift(ctx context.Context, spec *Spec, inventory []kube.En
 // the cluster without the owner labels. It returns the entries it could not
 // let go of.
 func (e *Engine) Delete(ctx context.Context, spec *Spec, inventory []kube.Entry) ([]kube.Entry, error) {
+	spec = spec.withDefaults()
 	m, err := e.manager(spec)
 	if err != nil {
 		return inventory, objectError(spec, err)
 	}
-	remaining, err := prune(ctx, m, spec, inventory, spec.timeout())
+	remaining, err := prune(ctx, m, spec, inventory, spec.Timeout)
 	return remaining, objectError(spec, err)
 }
 

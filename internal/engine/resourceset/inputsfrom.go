@@ -94,6 +94,7 @@ func ValidateInputsFrom(refs []InputsFrom, strategy string) error {
 // cluster that does not serve the kind, are *fielderr.Error on the entry of
 // inputs_from (`inputs_from[1]`).
 func (e *Engine) ResolveInputs(ctx context.Context, spec *Spec) (*Spec, error) {
+	spec = spec.withDefaults()
 	resolved, err := e.resolveInputs(ctx, spec)
 	return resolved, objectError(spec, err)
 }

@@ -47,6 +47,7 @@ func (e *PreviewError) Unwrap() error { return e.Err }
 // Preview dry-runs the apply of spec's objects. A missing namespace or kind
 // that the set itself creates is no warning: its objects are created after it.
 func (e *Engine) Preview(ctx context.Context, spec *Spec) (*Preview, error) {
+	spec = spec.withDefaults()
 	p, err := e.preview(ctx, spec)
 	return p, objectError(spec, err)
 }

@@ -76,6 +76,7 @@ type Spec struct {
 	Wait bool
 	// Timeout bounds waiting for dependencies, for established CRDs and, with
 	// Wait, for the objects; it is the timeout of the steps that set none.
+	// 0 means DefaultTimeout.
 	Timeout time.Duration
 	// ServiceAccountName, when set, makes every request impersonate
 	// system:serviceaccount:<Namespace>:<ServiceAccountName>.
@@ -96,3 +97,14 @@ type Dependency = kube.Dependency
 
 // DefaultTimeout is the timeout of a set that sets none.
 const DefaultTimeout = 5 * time.Minute
+
+// withDefaults is a copy of s with its defaults filled in: the one place they
+// are decided. The engine's entry points apply it once; the provider passes
+// what the user wrote. A step's timeout defaults to the set's (parts).
+func (s *Spec) withDefaults() *Spec {
+	d := *s
+	if d.Timeout <= 0 {
+		d.Timeout = DefaultTimeout
+	}
+	return &d
+}

@@ -93,7 +93,7 @@ type part struct {
 // parts returns the parts of spec, not rendered yet, with their timeouts
 // defaulted to the set's.
 func (s *Spec) parts() []part {
-	timeout := s.timeout()
+	timeout := s.Timeout
 	if len(s.Steps) == 0 {
 		return []part{{index: -1, timeout: timeout}}
 	}
@@ -105,14 +105,6 @@ func (s *Spec) parts() []part {
 		}
 	}
 	return out
-}
-
-// timeout is the set's timeout, defaulted.
-func (s *Spec) timeout() time.Duration {
-	if s.Timeout <= 0 {
-		return DefaultTimeout
-	}
-	return s.Timeout
 }
 
 // forPart is spec with the resources of p: the set's own, or its step's.
