@@ -131,7 +131,7 @@ func comparePreviewWithUpgrade(t *testing.T, path, digest string, install, upgra
 // releaseObjects is the objects of every release of spec in storage.
 func releaseObjects(t *testing.T, e *Engine, spec *Spec) []*unstructured.Unstructured {
 	t.Helper()
-	sess, err := newSession(e.kube, spec)
+	sess, err := newSession(e.kube, spec.withDefaults())
 	if err != nil {
 		t.Fatal(err)
 	}
