@@ -49,6 +49,7 @@ func expectErrors(t *testing.T, rec *protocolRecord, want []*regexp.Regexp, unwa
 // server refuses in the plan's dry run is an error on the element of
 // resources that renders it, in the set's words (no "drift detection").
 func TestAccResourceSet_refusedObjectOnItsElement(t *testing.T) {
+	t.Parallel()
 	ns := uniqueNamespace(t, "refused")
 	cfg := providerBlock("") + fmt.Sprintf(`
 resource "stevedore_resourceset" "refused" {
@@ -90,6 +91,7 @@ resource "stevedore_resourceset" "refused" {
 // refuses, and a template that fails on the values (`required`), are errors
 // on values, at the plan of an upgrade.
 func TestAccHelmRelease_renderErrorsOnValues(t *testing.T) {
+	t.Parallel()
 	ns := uniqueNamespace(t, "render-errs")
 	chartDir := t.TempDir()
 	for name, content := range map[string]string{
@@ -140,6 +142,7 @@ func TestAccHelmRelease_renderErrorsOnValues(t *testing.T) {
 // with changes unknown; the apply fails on the attribute, before any request
 // made as the service account (so without their retries).
 func TestAccResourceSet_missingServiceAccount(t *testing.T) {
+	t.Parallel()
 	ns := uniqueNamespace(t, "nosa")
 	cfg := providerBlock("") + fmt.Sprintf(`
 resource "stevedore_resourceset" "nosa" {

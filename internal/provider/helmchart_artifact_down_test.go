@@ -71,6 +71,7 @@ resource "stevedore_helmchart_artifact" "podinfo" {
 // refresh (the CLI's default, unlike the harness's cleanup) succeeds without
 // the repository.
 func TestAccHelmChartArtifact_repositoryDownEmptyCacheDestroys(t *testing.T) {
+	t.Parallel()
 	repo := startTestRepo(t, testenv.HelmRepoOptions{}, "1.0.0", "1.1.0")
 	var down atomic.Bool
 	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
