@@ -233,6 +233,10 @@ func (e *Engine) Reconcile(ctx context.Context, spec *Spec, prev *Status) (*Stat
 		if c := createConflict(s, spec, r.sess.storageNS); c != nil {
 			return nil, objectError(spec, c)
 		}
+		// Without an owner ID (a caller that records none) nothing tells
+		// this apply's own release from another's: only the first look
+		// above refuses.
+		r.creating = spec.Owner != ""
 	}
 	err = r.reconcile(ctx)
 	if ex := (*ExistsError)(nil); prev == nil && errors.As(err, &ex) {

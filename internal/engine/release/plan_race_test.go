@@ -1,7 +1,9 @@
 package release
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -50,5 +52,37 @@ func TestPlan_createDuringAnotherInstallShowsTheSameObjects(t *testing.T) {
 			return
 		default:
 		}
+	}
+}
+
+// A create whose first look found the name free, and that finds another
+// instance's release when its rounds look (installed in between): the race is
+// lost, with an error naming the winner, and the winner's release is left as
+// it was, never upgraded to this create's chart and owner.
+func TestReconcile_createLosesToAReleaseThatAppearsAfterItsFirstLook(t *testing.T) {
+	t.Parallel()
+	ctx := testenv.Context(t)
+	e, c := newEngine(t)
+	ns := makeNamespace(t, c)
+	path, digest := podinfo(t, "1.0.0")
+	name := testenv.UniqueName(t, "late")
+	spec := (&Spec{Name: name, Namespace: ns, Owner: kube.NewOwnerID(), Timeout: time.Minute, ChartPath: path, ChartDigest: digest}).withDefaults()
+	st := cloneStatus(nil)
+	r, err := e.prepare(ctx, spec, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.creating = true // as Reconcile sets it once its first look found the name free
+	other := &Spec{Name: name, Namespace: ns, Owner: kube.NewOwnerID(), Timeout: time.Minute, ChartPath: path, ChartDigest: digest}
+	if _, err := e.Reconcile(ctx, other, nil); err != nil {
+		t.Fatal(err)
+	}
+	err = r.reconcile(ctx)
+	var exists *ExistsError
+	if !errors.As(err, &exists) || !exists.Raced || exists.Owner.ID != other.Owner {
+		t.Fatalf("create after another's install: %v (%+v), want the race lost to %s", err, exists, other.Owner)
+	}
+	if got, _ := testenv.ReleaseRevisions(testenv.Need(t).Cluster.Kubeconfig, ns, name); !slices.Equal(got, []string{"1:deployed"}) {
+		t.Errorf("the other instance's release was changed: %v", got)
 	}
 }

@@ -40,6 +40,11 @@ type request struct {
 	// preread is the latest release as refresh read it, for the first
 	// observeState of a plan (Engine.read); nil to read storage.
 	preread *helmrelease.Release
+	// creating says this apply creates the resource: every release it
+	// observes is absent or its own (carries its owner ID). Another's,
+	// installed after the create first looked, is the race lost, never a
+	// release to upgrade.
+	creating bool
 }
 
 // decide is the pure decision for state s, with the spec's force request
@@ -197,6 +202,12 @@ func (r *request) round(ctx context.Context) (remediated *helmrelease.Release, e
 		s, err := r.observeState(ctx, true)
 		if err != nil {
 			return nil, err
+		}
+		if r.creating {
+			if c := createConflict(s, r.spec, r.sess.storageNS); c != nil {
+				c.Raced = true
+				return nil, c
+			}
 		}
 		act, reason, err := r.decide(s)
 		if err != nil {
