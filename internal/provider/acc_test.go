@@ -2,8 +2,10 @@ package provider
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -15,22 +17,31 @@ import (
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
 )
 
-// cli is a Terraform-compatible binary the acceptance tests run against.
+// cli is a Terraform-compatible binary the acceptance tests run under.
 type cli struct {
 	name string
 	path string
 }
 
-// clis are the binaries every acceptance case runs under: OpenTofu and Terraform
-// 1.5.7, both built by `make tools`.
+// clis are the binaries every acceptance case runs under: the newest
+// OpenTofu (bin/tofu, tools/tofu) and the newest Terraform (bin/terraform-newest,
+// tools/terraform-newest) that the Go module proxy serves, both built by
+// `make tools`. Terraform 1.5.7 (bin/terraform), the oldest CLI supported,
+// runs the smoke subset (oldestCLI).
 // Without them a case fails, or is skipped under -short when skipShort.
 func clis(t *testing.T, skipShort bool) []cli {
 	t.Helper()
 	bin := testenv.BinDir()
-	all := []cli{
-		{name: "tofu", path: filepath.Join(bin, "tofu")},
-		{name: "terraform", path: filepath.Join(bin, "terraform")},
-	}
+	return needCLIs(t, skipShort,
+		cli{name: "tofu", path: filepath.Join(bin, "tofu")},
+		cli{name: "terraform", path: filepath.Join(bin, "terraform-newest")},
+	)
+}
+
+// needCLIs returns all, failing t (or skipping it under -short when
+// skipShort) when one of them has not been built.
+func needCLIs(t *testing.T, skipShort bool, all ...cli) []cli {
+	t.Helper()
 	for _, c := range all {
 		if _, err := os.Stat(c.path); err != nil {
 			if skipShort && testing.Short() {
@@ -40,6 +51,30 @@ func clis(t *testing.T, skipShort bool) []cli {
 		}
 	}
 	return all
+}
+
+// cliVersions memoizes what each binary prints as its version.
+var cliVersions sync.Map
+
+// version is the version c's binary reports (`version -json`).
+func (c cli) version() (string, error) {
+	if v, ok := cliVersions.Load(c.path); ok {
+		return v.(string), nil
+	}
+	cmd := exec.Command(c.path, "version", "-json")
+	cmd.Env = append(os.Environ(), "CHECKPOINT_DISABLE=1")
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("%s version: %w", c.path, err)
+	}
+	var v struct {
+		Version string `json:"terraform_version"`
+	}
+	if err := json.Unmarshal(out, &v); err != nil {
+		return "", fmt.Errorf("%s version -json: %w", c.path, err)
+	}
+	cliVersions.Store(c.path, v.Version)
+	return v.Version, nil
 }
 
 // cliStart serialises the start of the cases' runs. terraform-plugin-testing
@@ -60,10 +95,13 @@ type cliStarted struct {
 
 func (c cliStarted) CheckTerraformVersion(_ context.Context, req tfversion.CheckTerraformVersionRequest, resp *tfversion.CheckTerraformVersionResponse) {
 	c.release()
-	// Terraform is 1.5.7; OpenTofu's versions are 1.6 and later.
-	isTerraform := req.TerraformVersion != nil && req.TerraformVersion.String() == "1.5.7"
-	if isTerraform != (c.cli.name == "terraform") {
-		resp.Error = fmt.Errorf("the harness runs version %v, not %s", req.TerraformVersion, c.cli.name)
+	want, err := c.cli.version()
+	if err != nil {
+		resp.Error = err
+		return
+	}
+	if req.TerraformVersion == nil || req.TerraformVersion.String() != want {
+		resp.Error = fmt.Errorf("the harness runs version %v, not %s %s", req.TerraformVersion, c.cli.name, want)
 	}
 }
 
