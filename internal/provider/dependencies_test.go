@@ -2,7 +2,6 @@ package provider
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -127,38 +126,17 @@ func tlsSecret(ns, name string) *corev1.Secret {
 		Data: map[string][]byte{"tls.crt": []byte("crt"), "tls.key": []byte("key")}}
 }
 
-// expectPriorCondition checks that the state refresh left before the plan
-// has the condition typ with reason.
-func expectPriorCondition(addr, typ, status, reason string) plancheck.PlanCheck {
-	return priorConditionCheck{addr: addr, typ: typ, status: status, reason: reason}
-}
-
-type priorConditionCheck struct{ addr, typ, status, reason string }
-
-func (c priorConditionCheck) CheckPlan(_ context.Context, req plancheck.CheckPlanRequest, resp *plancheck.CheckPlanResponse) {
-	if req.Plan.PriorState == nil || req.Plan.PriorState.Values == nil {
-		resp.Error = errors.New("plan has no prior state")
-		return
-	}
-	for _, r := range req.Plan.PriorState.Values.RootModule.Resources {
-		if r.Address != c.addr {
-			continue
-		}
-		raw, _ := json.Marshal(priorAttr(r.AttributeValues, "conditions"))
-		var conds []kube.Condition
-		if err := json.Unmarshal(raw, &conds); err != nil {
-			resp.Error = err
-			return
-		}
-		for _, cond := range conds {
-			if cond.Type == c.typ && cond.Status == c.status && cond.Reason == c.reason {
-				return
+// expectBookCondition checks that the bookkeeping that the latest refresh or
+// apply of release id left has the condition typ with status and reason.
+func expectBookCondition(rec *protocolRecord, id, typ, status, reason string) bookCheck {
+	return expectBook(rec, id, func(b *releaseBook) error {
+		for _, cond := range b.Conditions {
+			if cond.Type == typ && cond.Status == status && cond.Reason == reason {
+				return nil
 			}
 		}
-		resp.Error = fmt.Errorf("%s has no condition %s=%s (%s) in state: %s", c.addr, c.typ, c.status, c.reason, raw)
-		return
-	}
-	resp.Error = fmt.Errorf("%s not in the prior state", c.addr)
+		return fmt.Errorf("no condition %s=%s (%s)", typ, status, reason)
+	})
 }
 
 // TestAccHelmRelease_dependencies: a release waits for objects in the
@@ -170,7 +148,7 @@ func (c priorConditionCheck) CheckPlan(_ context.Context, req plancheck.CheckPla
 // the plan still shows the upgrade, and once the object exists it converges.
 func TestAccHelmRelease_dependencies(t *testing.T) {
 	t.Parallel()
-	accTestEach(t, func(t *testing.T) resource.TestCase {
+	accTestEachWith(t, func(t *testing.T, rec *protocolRecord) resource.TestCase {
 		ns := uniqueNamespace(t, "hr-deps")
 		cacheDir := t.TempDir()
 		chartDir := chartCopy(t, "1.0.0")
@@ -255,10 +233,10 @@ func TestAccHelmRelease_dependencies(t *testing.T) {
 					PlanOnly: true, ExpectNonEmptyPlan: true,
 					ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{
 						plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionUpdate),
-						expectPriorCondition(releaseAddr, "Ready", "False", release.ReasonDependencyNotReady),
+						expectBookCondition(rec, ns+"/podinfo", "Ready", "False", release.ReasonDependencyNotReady),
 						expectPriorAttr(releaseAddr, "version", 1),
-						expectPriorAttr(releaseAddr, "failures", 0),
-						expectPriorAttr(releaseAddr, "upgrade_failures", 0),
+						expectBookField(rec, ns+"/podinfo", "failures", 0),
+						expectBookField(rec, ns+"/podinfo", "upgrade_failures", 0),
 					}},
 					Check: checkRevisions(t, ns, "podinfo", "1:deployed"),
 				},

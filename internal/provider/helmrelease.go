@@ -144,6 +144,15 @@ func (r *helmReleaseResource) ModifyPlan(ctx context.Context, req resource.Modif
 		if resp.Diagnostics.HasError() {
 			return
 		}
+		rebuilt, diags := r.loadBook(ctx, state, req.Private)
+		resp.Diagnostics.Append(diags...)
+		if resp.Diagnostics.HasError() {
+			return
+		}
+		if rebuilt {
+			// Apply continues from the plan's private state.
+			resp.Diagnostics.Append(writeBook(ctx, resp.Private, state.Book)...)
+		}
 	}
 
 	// release_name and storage_namespace are computed when not set: start
@@ -238,7 +247,6 @@ func (r *helmReleaseResource) ModifyPlan(ctx context.Context, req resource.Modif
 			about(release.Kind, plan.ID.ValueString(), "release %s; %s. Change the configuration, or set a new reset_token, to try again.", state.Status.ValueString(), p.Stalled))
 		plan.copyStatus(state)
 		plan.Status = types.StringUnknown()
-		plan.Conditions = types.ListUnknown(conditionType)
 		resp.Diagnostics.Append(setModel(ctx, &resp.Plan, &plan)...)
 		return
 	}
@@ -247,12 +255,9 @@ func (r *helmReleaseResource) ModifyPlan(ctx context.Context, req resource.Modif
 		if spec.ResetFailures || state.ConfigDigest.ValueString() != p.ConfigDigest {
 			// A new configuration that the release already matches (the
 			// values it was rolled back to): apply runs no Helm action but
-			// records the new digest, starts the failure counters over, as
-			// a new generation does, and sets the conditions again.
+			// records the new digest, and in its bookkeeping starts the
+			// failure counters over, as a new generation does.
 			plan.ConfigDigest = types.StringValue(p.ConfigDigest)
-			plan.Failures, plan.InstallFailures, plan.UpgradeFailures = types.Int64Value(0), types.Int64Value(0), types.Int64Value(0)
-			plan.Conditions = types.ListUnknown(conditionType)
-			plan.LastAttemptedAction = types.StringUnknown()
 		}
 		resp.Diagnostics.Append(setModel(ctx, &resp.Plan, &plan)...)
 		return
@@ -263,6 +268,9 @@ func (r *helmReleaseResource) ModifyPlan(ctx context.Context, req resource.Modif
 			about(release.Kind, plan.ID.ValueString(), "apply will %s: %s", action, p.Reason))
 	}
 	r.planUnknown(&plan, meta, mode)
+	if state != nil && p.KeepsFirstDeployed {
+		plan.FirstDeployed = state.FirstDeployed
+	}
 	if pv := p.Preview; pv != nil {
 		for _, w := range pv.Warnings {
 			resp.Diagnostics.AddWarning("Apply may fail", about(release.Kind, plan.ID.ValueString(), "%s", w))
@@ -433,7 +441,9 @@ func changed(plan, state types.String) bool {
 
 // planUnknown marks what apply will tell: the release's status and history.
 func (r *helmReleaseResource) planUnknown(m *helmReleaseModel, meta *chart.Metadata, mode release.DriftMode) {
-	m.Status = types.StringUnknown()
+	// An apply that succeeds leaves the release deployed; one that fails
+	// returns an error, and Terraform does not hold its state to the plan.
+	m.Status = types.StringValue(release.StatusDeployed)
 	m.Version = types.Int64Unknown()
 	m.ChartName, m.ChartVersion, m.AppVersion = types.StringUnknown(), types.StringUnknown(), types.StringUnknown()
 	if meta != nil {
@@ -446,16 +456,38 @@ func (r *helmReleaseResource) planUnknown(m *helmReleaseModel, meta *chart.Metad
 		m.PostRenderersDigest = types.StringUnknown()
 	}
 	m.FirstDeployed, m.LastDeployed = types.StringUnknown(), types.StringUnknown()
-	m.History = types.ListUnknown(snapshotType)
-	m.Conditions = types.ListUnknown(conditionType)
-	m.Failures, m.InstallFailures, m.UpgradeFailures = types.Int64Unknown(), types.Int64Unknown(), types.Int64Unknown()
-	m.LastAttemptedAction = types.StringUnknown()
 	m.Drift = types.ListUnknown(driftEntryType)
 	m.Changes = types.ListUnknown(driftEntryType)
 	if mode.Corrects() {
 		// Apply ends with the release's objects as the chart renders them.
 		m.Drift = emptyDrift()
 	}
+}
+
+// loadBook sets m.Book, the release's bookkeeping, from the private state p
+// or, for a state written before the bookkeeping moved there (schema
+// version 1 and older, whose upgrade could not move it), from Helm storage as
+// an import reads it: the failure counters start over. It reports whether it
+// rebuilt the book, which the caller then saves.
+func (r *helmReleaseResource) loadBook(ctx context.Context, m *helmReleaseModel, p privateReader) (bool, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	if m.Book = readBook(ctx, p); m.Book != nil || m.Status.IsNull() && m.Version.IsNull() || r.configUnknown() {
+		return false, diags
+	}
+	imp, err := r.engine().Import(ctx, m.StorageNamespace.ValueString(), m.ReleaseName.ValueString())
+	var nf *release.NotFoundError
+	switch {
+	case errors.As(err, &nf):
+		// Nothing in storage: refresh removes the resource, a plan
+		// installs the release again.
+		m.Book = &releaseBook{}
+	case err != nil:
+		addReleaseDiag(&diags, "Cannot read the release history", fielderr.Object(release.Kind, m.ID.ValueString(), err))
+		return false, diags
+	default:
+		m.Book = bookOf(imp.Status)
+	}
+	return true, diags
 }
 
 // keepRelease is copyStatus for a suspended release, which no apply touches:
@@ -480,9 +512,7 @@ func (m *helmReleaseModel) copyStatus(s *helmReleaseModel) {
 	m.ChartName, m.ChartVersion, m.AppVersion = s.ChartName, s.ChartVersion, s.AppVersion
 	m.ConfigDigest, m.PostRenderersDigest = s.ConfigDigest, s.PostRenderersDigest
 	m.FirstDeployed, m.LastDeployed = s.FirstDeployed, s.LastDeployed
-	m.History, m.Conditions = s.History, s.Conditions
-	m.Failures, m.InstallFailures, m.UpgradeFailures = s.Failures, s.InstallFailures, s.UpgradeFailures
-	m.LastAttemptedAction = s.LastAttemptedAction
+	m.Book = s.Book
 	m.Drift = s.Drift
 	m.Changes = s.Changes
 }
@@ -501,6 +531,7 @@ func (r *helmReleaseResource) Create(ctx context.Context, req resource.CreateReq
 		resp.Diagnostics.Append(setModel(ctx, &resp.State, &plan)...)
 		resp.Diagnostics.Append(writeFingerprints(ctx, resp.Private, fps)...)
 		resp.Diagnostics.Append(writeOwner(ctx, resp.Private, owner)...)
+		resp.Diagnostics.Append(writeBook(ctx, resp.Private, plan.Book)...)
 	}
 }
 
@@ -518,11 +549,16 @@ func (r *helmReleaseResource) Update(ctx context.Context, req resource.UpdateReq
 		resp.Diagnostics.Append(setModel(ctx, &resp.State, &plan)...)
 		return
 	}
+	if _, diags := r.loadBook(ctx, &state, req.Private); diags.HasError() {
+		resp.Diagnostics.Append(diags...)
+		return
+	}
 	owner := ownerOrNew(ctx, req.Private)
 	if saved, fps := r.reconcile(ctx, &plan, &state, readFingerprints(ctx, req.Private), owner, &resp.Diagnostics); saved {
 		resp.Diagnostics.Append(setModel(ctx, &resp.State, &plan)...)
 		resp.Diagnostics.Append(writeFingerprints(ctx, resp.Private, fps)...)
 		resp.Diagnostics.Append(writeOwner(ctx, resp.Private, owner)...)
+		resp.Diagnostics.Append(writeBook(ctx, resp.Private, plan.Book)...)
 	}
 }
 
@@ -618,6 +654,10 @@ func (r *helmReleaseResource) Read(ctx context.Context, req resource.ReadRequest
 	if state.Chart.inline() {
 		spec.ChartDigest = state.ChartDigest.ValueString()
 	}
+	if _, diags := r.loadBook(ctx, &state, req.Private); diags.HasError() {
+		resp.Diagnostics.Append(diags...)
+		return
+	}
 	prev, diags := prevStatus(ctx, &state)
 	resp.Diagnostics.Append(diags...)
 	if prev != nil {
@@ -639,6 +679,7 @@ func (r *helmReleaseResource) Read(ctx context.Context, req resource.ReadRequest
 	state.Changes = types.ListNull(driftEntryType)
 	resp.Diagnostics.Append(setModel(ctx, &resp.State, &state)...)
 	resp.Diagnostics.Append(writeFingerprints(ctx, resp.Private, status.Fingerprints)...)
+	resp.Diagnostics.Append(writeBook(ctx, resp.Private, state.Book)...)
 }
 
 func (r *helmReleaseResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
@@ -744,6 +785,7 @@ func (r *helmReleaseResource) ImportState(ctx context.Context, req resource.Impo
 		owner = kube.NewOwnerID()
 	}
 	resp.Diagnostics.Append(writeOwner(ctx, resp.Private, owner)...)
+	resp.Diagnostics.Append(writeBook(ctx, resp.Private, m.Book)...)
 }
 
 // importHint explains an ID that names no release when it is one that meant

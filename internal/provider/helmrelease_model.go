@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/fluxcd/pkg/ssa/jsondiff"
-	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -60,15 +59,13 @@ type helmReleaseModel struct {
 	// convert between them.
 	StatusObject types.Object `tfsdk:"status"`
 
-	Status              types.String `tfsdk:"-"`
-	FirstDeployed       types.String `tfsdk:"-"`
-	LastDeployed        types.String `tfsdk:"-"`
-	History             types.List   `tfsdk:"-"`
-	Conditions          types.List   `tfsdk:"-"`
-	Failures            types.Int64  `tfsdk:"-"`
-	InstallFailures     types.Int64  `tfsdk:"-"`
-	UpgradeFailures     types.Int64  `tfsdk:"-"`
-	LastAttemptedAction types.String `tfsdk:"-"`
+	Status        types.String `tfsdk:"-"`
+	FirstDeployed types.String `tfsdk:"-"`
+	LastDeployed  types.String `tfsdk:"-"`
+
+	// Book is the engine's bookkeeping, kept in private state (bookKey):
+	// nil until read from there or rebuilt from storage (loadBook).
+	Book *releaseBook `tfsdk:"-"`
 }
 
 type releaseChartModel struct {
@@ -525,7 +522,7 @@ func setTriggers(ctx context.Context, spec *release.Spec, state, plan *helmRelea
 // release name and storage namespace, the chart archive's path and digest,
 // which the engine compares itself) do not count; reset_token and suspend do.
 func newGeneration(ctx context.Context, state, plan *helmReleaseModel) bool {
-	if state == nil || state.Failures.ValueInt64() == 0 && state.InstallFailures.ValueInt64() == 0 && state.UpgradeFailures.ValueInt64() == 0 {
+	if state == nil || !state.Book.failing() {
 		// No counter to reset (a release in sync): not worth two spec
 		// conversions on every plan.
 		return false
@@ -544,13 +541,13 @@ func newGeneration(ctx context.Context, state, plan *helmReleaseModel) bool {
 	return !reflect.DeepEqual(a, b)
 }
 
-// prevStatus is the engine Status the state holds, which Plan, Observe and
-// Reconcile continue from.
+// prevStatus is the engine Status the state holds, with its bookkeeping
+// (m.Book, loaded by loadBook), which Plan, Observe and Reconcile continue
+// from.
 func prevStatus(ctx context.Context, m *helmReleaseModel) (*release.Status, diag.Diagnostics) {
 	if m == nil || m.Status.IsNull() && m.Version.IsNull() {
 		return nil, nil
 	}
-	var diags diag.Diagnostics
 	s := &release.Status{
 		ReleaseName:         m.ReleaseName.ValueString(),
 		StorageNamespace:    m.StorageNamespace.ValueString(),
@@ -563,26 +560,22 @@ func prevStatus(ctx context.Context, m *helmReleaseModel) (*release.Status, diag
 		PostRenderersDigest: m.PostRenderersDigest.ValueString(),
 		FirstDeployed:       parseTime(m.FirstDeployed),
 		LastDeployed:        parseTime(m.LastDeployed),
-		Failures:            m.Failures.ValueInt64(),
-		InstallFailures:     m.InstallFailures.ValueInt64(),
-		UpgradeFailures:     m.UpgradeFailures.ValueInt64(),
-
-		LastAttemptedReleaseAction: m.LastAttemptedAction.ValueString(),
+	}
+	if b := m.Book; b != nil {
+		s.History, s.Conditions = b.History, b.Conditions
+		s.Failures, s.InstallFailures, s.UpgradeFailures = b.Failures, b.InstallFailures, b.UpgradeFailures
+		s.LastAttemptedReleaseAction = b.LastAttemptedReleaseAction
 	}
 	// The chart of the last attempt, which the engine compares with the
 	// planned one.
 	s.ChartDigest = m.ChartDigest.ValueString()
-	s.History, diags = historyFrom(ctx, m.History)
-	conds, d := conditionsFrom(ctx, m.Conditions)
-	diags.Append(d...)
-	s.Conditions = conds
-	drift, d := driftFrom(ctx, m.Drift)
-	diags.Append(d...)
+	drift, diags := driftFrom(ctx, m.Drift)
 	s.Drift = drift
 	return s, diags
 }
 
-// setStatus fills the computed attributes of m from the engine's status.
+// setStatus fills the computed attributes of m, and its bookkeeping, from
+// the engine's status.
 func (m *helmReleaseModel) setStatus(s *release.Status) {
 	m.ReleaseName = types.StringValue(s.ReleaseName)
 	m.StorageNamespace = types.StringValue(s.StorageNamespace)
@@ -596,12 +589,7 @@ func (m *helmReleaseModel) setStatus(s *release.Status) {
 	m.ChartDigest = types.StringValue(s.ChartDigest)
 	m.FirstDeployed = timeValue(s.FirstDeployed)
 	m.LastDeployed = timeValue(s.LastDeployed)
-	m.History = historyValue(s.History)
-	m.Conditions = conditionsValue(s.Conditions)
-	m.Failures = types.Int64Value(s.Failures)
-	m.InstallFailures = types.Int64Value(s.InstallFailures)
-	m.UpgradeFailures = types.Int64Value(s.UpgradeFailures)
-	m.LastAttemptedAction = types.StringValue(s.LastAttemptedReleaseAction)
+	m.Book = bookOf(s)
 	m.Drift = driftValue(s.Drift)
 }
 
@@ -615,95 +603,6 @@ func timeValue(t time.Time) types.String {
 func parseTime(v types.String) time.Time {
 	t, _ := time.Parse(time.RFC3339, v.ValueString())
 	return t
-}
-
-func historyValue(h []release.Snapshot) types.List {
-	vals := make([]attr.Value, 0, len(h))
-	for _, s := range h {
-		hooks := make([]attr.Value, 0, len(s.TestHooks))
-		for _, th := range s.TestHooks {
-			hooks = append(hooks, types.ObjectValueMust(testHookType.AttrTypes, map[string]attr.Value{
-				"name": types.StringValue(th.Name), "phase": types.StringValue(th.Phase),
-				"last_started": timeValue(th.LastStarted), "last_completed": timeValue(th.LastCompleted),
-			}))
-		}
-		vals = append(vals, types.ObjectValueMust(snapshotType.AttrTypes, map[string]attr.Value{
-			"name": types.StringValue(s.Name), "namespace": types.StringValue(s.Namespace),
-			"version": types.Int64Value(int64(s.Version)), "status": types.StringValue(s.Status),
-			"chart_name": types.StringValue(s.ChartName), "chart_version": types.StringValue(s.ChartVersion),
-			"app_version": types.StringValue(s.AppVersion), "config_digest": types.StringValue(s.ConfigDigest),
-			"chart_digest": types.StringValue(s.ChartDigest),
-			"digest":       types.StringValue(s.Digest), "first_deployed": timeValue(s.FirstDeployed),
-			"last_deployed": timeValue(s.LastDeployed), "deleted": timeValue(s.Deleted),
-			"test_hooks": types.ListValueMust(testHookType, hooks),
-		}))
-	}
-	return types.ListValueMust(snapshotType, vals)
-}
-
-func historyFrom(ctx context.Context, l types.List) ([]release.Snapshot, diag.Diagnostics) {
-	if l.IsNull() || l.IsUnknown() {
-		return nil, nil
-	}
-	type hookModel struct {
-		Name          types.String `tfsdk:"name"`
-		Phase         types.String `tfsdk:"phase"`
-		LastStarted   types.String `tfsdk:"last_started"`
-		LastCompleted types.String `tfsdk:"last_completed"`
-	}
-	var raw []struct {
-		Name          types.String `tfsdk:"name"`
-		Namespace     types.String `tfsdk:"namespace"`
-		Version       types.Int64  `tfsdk:"version"`
-		Status        types.String `tfsdk:"status"`
-		ChartName     types.String `tfsdk:"chart_name"`
-		ChartVersion  types.String `tfsdk:"chart_version"`
-		AppVersion    types.String `tfsdk:"app_version"`
-		ConfigDigest  types.String `tfsdk:"config_digest"`
-		ChartDigest   types.String `tfsdk:"chart_digest"`
-		Digest        types.String `tfsdk:"digest"`
-		FirstDeployed types.String `tfsdk:"first_deployed"`
-		LastDeployed  types.String `tfsdk:"last_deployed"`
-		Deleted       types.String `tfsdk:"deleted"`
-		TestHooks     []hookModel  `tfsdk:"test_hooks"`
-	}
-	diags := l.ElementsAs(ctx, &raw, false)
-	out := make([]release.Snapshot, 0, len(raw))
-	for _, r := range raw {
-		s := release.Snapshot{
-			Name: r.Name.ValueString(), Namespace: r.Namespace.ValueString(), Version: int(r.Version.ValueInt64()),
-			Status: r.Status.ValueString(), ChartName: r.ChartName.ValueString(), ChartVersion: r.ChartVersion.ValueString(),
-			AppVersion: r.AppVersion.ValueString(), ConfigDigest: r.ConfigDigest.ValueString(), ChartDigest: r.ChartDigest.ValueString(),
-			Digest:        r.Digest.ValueString(),
-			FirstDeployed: parseTime(r.FirstDeployed), LastDeployed: parseTime(r.LastDeployed), Deleted: parseTime(r.Deleted),
-		}
-		for _, h := range r.TestHooks {
-			s.TestHooks = append(s.TestHooks, release.TestHook{
-				Name: h.Name.ValueString(), Phase: h.Phase.ValueString(),
-				LastStarted: parseTime(h.LastStarted), LastCompleted: parseTime(h.LastCompleted),
-			})
-		}
-		out = append(out, s)
-	}
-	return out, diags
-}
-
-func conditionsFrom(ctx context.Context, l types.List) ([]release.Condition, diag.Diagnostics) {
-	if l.IsNull() || l.IsUnknown() {
-		return nil, nil
-	}
-	var raw []struct {
-		Type    types.String `tfsdk:"type"`
-		Status  types.String `tfsdk:"status"`
-		Reason  types.String `tfsdk:"reason"`
-		Message types.String `tfsdk:"message"`
-	}
-	diags := l.ElementsAs(ctx, &raw, false)
-	out := make([]release.Condition, 0, len(raw))
-	for _, r := range raw {
-		out = append(out, release.Condition{Type: r.Type.ValueString(), Status: r.Status.ValueString(), Reason: r.Reason.ValueString(), Message: r.Message.ValueString()})
-	}
-	return out, diags
 }
 
 func driftFrom(ctx context.Context, l types.List) ([]kube.Drift, diag.Diagnostics) {

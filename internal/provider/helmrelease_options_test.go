@@ -218,7 +218,7 @@ resource "stevedore_helmrelease" "target" {
 // upgrade.disable_wait are set; with Helm's wait either would fail.
 func TestAccHelmRelease_installDisableWait(t *testing.T) {
 	t.Parallel()
-	accTestEach(t, func(t *testing.T) resource.TestCase {
+	accTestEachWith(t, func(t *testing.T, rec *protocolRecord) resource.TestCase {
 		ns := uniqueNamespace(t, "hr-nowait")
 		cacheDir := t.TempDir()
 		chartDir := chartCopy(t, "1.0.0")
@@ -253,7 +253,7 @@ func TestAccHelmRelease_installDisableWait(t *testing.T) {
 					Config: releaseConfig(cacheDir, chartDir, ns, body(1)),
 					ConfigStateChecks: []statecheck.StateCheck{
 						expectStr("status", "deployed"),
-						statecheck.ExpectKnownValue(releaseAddr, releaseAttr("install_failures"), knownvalue.Int64Exact(0)),
+						expectBookField(rec, ns+"/podinfo", "install_failures", 0),
 					},
 					Check: resource.ComposeTestCheckFunc(checkRevisions(t, ns, "podinfo", "1:deployed"), neverReady),
 				},
@@ -519,7 +519,7 @@ func TestAccHelmRelease_upgradePreserveValues(t *testing.T) {
 // values.
 func TestAccHelmRelease_upgradeRemediationUninstall(t *testing.T) {
 	t.Parallel()
-	accTestEach(t, func(t *testing.T) resource.TestCase {
+	accTestEachWith(t, func(t *testing.T, rec *protocolRecord) resource.TestCase {
 		ns := uniqueNamespace(t, "hr-uninst")
 		cacheDir := t.TempDir()
 		chartDir := chartCopy(t, "1.0.0")
@@ -559,10 +559,10 @@ func TestAccHelmRelease_upgradeRemediationUninstall(t *testing.T) {
 					ConfigPlanChecks: expectAction(plancheck.ResourceActionUpdate),
 					ConfigStateChecks: []statecheck.StateCheck{
 						expectStr("status", "deployed"),
-						expectStr("last_attempted_release_action", "install"),
+						expectBookField(rec, ns+"/podinfo", "last_attempted_release_action", "install"),
 						statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(1)),
-						statecheck.ExpectKnownValue(releaseAddr, releaseAttr("upgrade_failures"), knownvalue.Int64Exact(1)),
-						statecheck.ExpectKnownValue(releaseAddr, releaseAttr("history"), knownvalue.ListSizeExact(1)),
+						expectBookField(rec, ns+"/podinfo", "upgrade_failures", 1),
+						expectBookField(rec, ns+"/podinfo", "history", 1),
 					},
 					Check: func(*terraform.State) error {
 						// Uninstalled (the failed revision 2 and revision 1 are
@@ -594,7 +594,7 @@ func TestAccHelmRelease_upgradeRemediationUninstall(t *testing.T) {
 // storage has no rollback.
 func TestAccHelmRelease_testFiltersAndIgnoreFailures(t *testing.T) {
 	t.Parallel()
-	accTestEach(t, func(t *testing.T) resource.TestCase {
+	accTestEachWith(t, func(t *testing.T, rec *protocolRecord) resource.TestCase {
 		ns := uniqueNamespace(t, "hr-testfilt")
 		cacheDir := t.TempDir()
 		chartDir := chartCopy(t, "1.0.0")
@@ -627,12 +627,8 @@ spec:
     }
   }`, replicas, test))
 		}
-		hook := func(name, phase string) knownvalue.Check {
-			return knownvalue.ObjectPartial(map[string]knownvalue.Check{"name": knownvalue.StringExact(name), "phase": knownvalue.StringExact(phase)})
-		}
-		hooks := func(want ...knownvalue.Check) statecheck.StateCheck {
-			return statecheck.ExpectKnownValue(releaseAddr, releaseAttr("history").AtSliceIndex(0).AtMapKey("test_hooks"), knownvalue.ListExact(want))
-		}
+		hook := func(name, phase string) string { return name + "=" + phase }
+		hooks := func(want ...string) statecheck.StateCheck { return expectTestHooks(rec, ns+"/podinfo", want...) }
 		podPhase := func(name, phase string) resource.TestCheckFunc {
 			return checkObjectField(t, "v1", "Pod", ns, name, phase, "status", "phase")
 		}
@@ -664,7 +660,7 @@ spec:
 					ConfigStateChecks: []statecheck.StateCheck{
 						expectStr("status", "deployed"),
 						statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(3)),
-						statecheck.ExpectKnownValue(releaseAddr, releaseAttr("upgrade_failures"), knownvalue.Int64Exact(0)),
+						expectBookField(rec, ns+"/podinfo", "upgrade_failures", 0),
 						hooks(hook("podinfo-test", "Succeeded"), hook("podinfo-test-other", "Failed")),
 					},
 					Check: resource.ComposeTestCheckFunc(
@@ -684,7 +680,7 @@ spec:
 // state's history.
 func TestAccHelmRelease_maxHistoryPrunes(t *testing.T) {
 	t.Parallel()
-	accTestEach(t, func(t *testing.T) resource.TestCase {
+	accTestEachWith(t, func(t *testing.T, rec *protocolRecord) resource.TestCase {
 		ns := uniqueNamespace(t, "hr-maxhist")
 		cacheDir := t.TempDir()
 		chartDir := chartCopy(t, "1.0.0")
@@ -716,7 +712,7 @@ func TestAccHelmRelease_maxHistoryPrunes(t *testing.T) {
 				Config: config(i),
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(int64(i))),
-					statecheck.ExpectKnownValue(releaseAddr, releaseAttr("history"), knownvalue.ListSizeExact(len(kept))),
+					expectBookField(rec, ns+"/podinfo", "history", len(kept)),
 				},
 				Check: secrets(kept...),
 			})

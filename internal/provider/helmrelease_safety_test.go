@@ -66,7 +66,7 @@ func TestAccHelmRelease_createRefusesAnExistingRelease(t *testing.T) {
 // would fail).
 func TestAccHelmRelease_failedUpgradeStallsAndRevertRestores(t *testing.T) {
 	t.Parallel()
-	accTestEach(t, func(t *testing.T) resource.TestCase {
+	accTestEachWith(t, func(t *testing.T, rec *protocolRecord) resource.TestCase {
 		ns := uniqueNamespace(t, "hr-stall")
 		cacheDir := t.TempDir()
 		chartDir := chartCopy(t, "1.0.0")
@@ -100,7 +100,7 @@ func TestAccHelmRelease_failedUpgradeStallsAndRevertRestores(t *testing.T) {
 		failedAgain := regexp.MustCompile(`(?s)upgrade failed.*RetriesExceeded`)
 		acts := resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 			plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionUpdate),
-			expectReleaseStatusUnknown(releaseAddr),
+			expectHelmAction(releaseAddr),
 		}}
 		return resource.TestCase{
 			Steps: []resource.TestStep{
@@ -118,7 +118,7 @@ func TestAccHelmRelease_failedUpgradeStallsAndRevertRestores(t *testing.T) {
 					Config: config(bad, "20s", ""),
 					ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: append(acts.PreApply,
 						expectPriorAttr(releaseAddr, "status", "failed"),
-						expectPriorAttr(releaseAddr, "upgrade_failures", 1),
+						expectBookField(rec, ns+"/podinfo", "upgrade_failures", 1),
 					)},
 					ExpectError: regexp.MustCompile(`RetriesExceeded`),
 				},

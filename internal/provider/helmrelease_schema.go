@@ -6,26 +6,12 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/objectvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
-	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/release"
-)
-
-var (
-	testHookType = types.ObjectType{AttrTypes: map[string]attr.Type{
-		"name": types.StringType, "phase": types.StringType, "last_started": types.StringType, "last_completed": types.StringType,
-	}}
-	snapshotType = types.ObjectType{AttrTypes: map[string]attr.Type{
-		"name": types.StringType, "namespace": types.StringType, "version": types.Int64Type, "status": types.StringType,
-		"chart_name": types.StringType, "chart_version": types.StringType, "app_version": types.StringType,
-		"config_digest": types.StringType, "chart_digest": types.StringType, "digest": types.StringType,
-		"first_deployed": types.StringType, "last_deployed": types.StringType, "deleted": types.StringType,
-		"test_hooks": types.ListType{ElemType: testHookType},
-	}}
 )
 
 // crdPolicy is the validator of install.crds and upgrade.crds.
@@ -45,9 +31,9 @@ func helmReleaseSchema() schema.Schema {
 	replace := []planmodifier.String{stringplanmodifier.RequiresReplace()}
 
 	return schema.Schema{
-		// Version 1 grouped the status attributes under `status`
-		// (upgradeHelmReleaseStateV0).
-		Version: 1,
+		// Version 1 grouped the status attributes under `status`; version 2
+		// moved the bookkeeping out of it into private state (UpgradeState).
+		Version: 2,
 		Description: "A Helm release installed, upgraded, tested and remediated with the semantics of Flux's helm-controller " +
 			"HelmRelease, without a controller in the cluster. Refresh reads the release from Helm storage and compares every " +
 			"object of its manifest with the cluster by server-side dry-run: drift shows in the plan as `drift` going to `[]`, " +
@@ -143,25 +129,15 @@ func helmReleaseSchema() schema.Schema {
 				"archive an inline chart built. A new digest upgrades the release."),
 			"status": schema.SingleNestedAttribute{
 				Computed: true,
-				Description: "What Flux keeps in a HelmRelease's status: the latest release's Helm status and dates, the history, " +
-					"the conditions and the failure counters. A plan that installs or upgrades shows it as known after apply.",
+				Description: "The latest release's Helm status and dates. A plan that installs or upgrades shows `release_status` as " +
+					"`deployed` (an apply that succeeds leaves the release deployed), keeps `first_deployed` where the upgrade keeps it, " +
+					"and `last_deployed` as known after apply. The rest of what Flux keeps in a HelmRelease's status (the history, " +
+					"the conditions, the failure counters and the last attempted action) is the provider's bookkeeping, kept in private " +
+					"state, out of plans.",
 				Attributes: map[string]schema.Attribute{
 					"release_status": computedStr("Helm status of the latest release: `deployed`, `failed`, `pending-install`, ..."),
 					"first_deployed": computedStr("When the release was first deployed (RFC 3339)."),
 					"last_deployed":  computedStr("When the latest revision was deployed (RFC 3339)."),
-					"history": schema.ListAttribute{
-						Computed: true, ElementType: snapshotType,
-						Description: "Release revisions, newest first, with Flux's snapshot fields and the result of each test hook.",
-					},
-					"conditions": schema.ListAttribute{
-						Computed: true, ElementType: conditionType,
-						Description: "kstatus-style conditions: `Ready`, `Released`, `TestSuccess`, `Remediated`.",
-					},
-					"failures":         computedInt("Failed actions since the chart or values last changed."),
-					"install_failures": computedInt("Failed installs since the chart or values last changed."),
-					"upgrade_failures": computedInt("Failed upgrades since the chart or values last changed."),
-					"last_attempted_release_action": computedStr("`install` or `upgrade`: the last release action tried, which decides whose " +
-						"remediation settings apply to a failure, as helm-controller's status field of the same name."),
 				},
 			},
 			"changes": schema.ListAttribute{

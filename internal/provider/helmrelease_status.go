@@ -8,37 +8,26 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 )
 
-// releaseStatusType is the type of the `status` attribute: what Flux keeps in
-// a HelmRelease's status and a user rarely references, grouped so that a plan
-// for an upgrade shows one `status = (known after apply)`.
+// releaseStatusType is the type of the `status` attribute: the Helm status
+// and the dates of the latest release. What else Flux keeps in a
+// HelmRelease's status (history, conditions, failure counters, the last
+// action attempted) is the engine's bookkeeping, in private state
+// (releaseBook).
 var releaseStatusType = types.ObjectType{AttrTypes: map[string]attr.Type{
-	"release_status":                types.StringType,
-	"first_deployed":                types.StringType,
-	"last_deployed":                 types.StringType,
-	"history":                       types.ListType{ElemType: snapshotType},
-	"conditions":                    types.ListType{ElemType: conditionType},
-	"failures":                      types.Int64Type,
-	"install_failures":              types.Int64Type,
-	"upgrade_failures":              types.Int64Type,
-	"last_attempted_release_action": types.StringType,
+	"release_status": types.StringType,
+	"first_deployed": types.StringType,
+	"last_deployed":  types.StringType,
 }}
 
 // statusFields are the model's fields behind `status`, by attribute name.
 func (m *helmReleaseModel) statusFields() map[string]attr.Value {
 	return map[string]attr.Value{
-		"release_status":                m.Status,
-		"first_deployed":                m.FirstDeployed,
-		"last_deployed":                 m.LastDeployed,
-		"history":                       m.History,
-		"conditions":                    m.Conditions,
-		"failures":                      m.Failures,
-		"install_failures":              m.InstallFailures,
-		"upgrade_failures":              m.UpgradeFailures,
-		"last_attempted_release_action": m.LastAttemptedAction,
+		"release_status": m.Status,
+		"first_deployed": m.FirstDeployed,
+		"last_deployed":  m.LastDeployed,
 	}
 }
 
@@ -50,7 +39,7 @@ func (m *helmReleaseModel) packStatus() {
 	unknown, null := true, true
 	for name, v := range fields {
 		if v == nil || v.IsNull() {
-			fields[name] = nullOf(releaseStatusType.AttrTypes[name])
+			fields[name] = types.StringNull()
 			unknown = false
 			continue
 		}
@@ -82,40 +71,7 @@ func (m *helmReleaseModel) unpackStatus() {
 		v, _ := o.Attributes()[name].(types.String)
 		return v
 	}
-	num := func(name string) types.Int64 {
-		switch {
-		case o.IsUnknown():
-			return types.Int64Unknown()
-		case o.IsNull():
-			return types.Int64Null()
-		}
-		v, _ := o.Attributes()[name].(types.Int64)
-		return v
-	}
-	list := func(name string, elem attr.Type) types.List {
-		switch {
-		case o.IsUnknown():
-			return types.ListUnknown(elem)
-		case o.IsNull():
-			return types.ListNull(elem)
-		}
-		v, _ := o.Attributes()[name].(types.List)
-		return v
-	}
 	m.Status, m.FirstDeployed, m.LastDeployed = str("release_status"), str("first_deployed"), str("last_deployed")
-	m.History, m.Conditions = list("history", snapshotType), list("conditions", conditionType)
-	m.Failures, m.InstallFailures, m.UpgradeFailures = num("failures"), num("install_failures"), num("upgrade_failures")
-	m.LastAttemptedAction = str("last_attempted_release_action")
-}
-
-func nullOf(t attr.Type) attr.Value {
-	switch t := t.(type) {
-	case types.ListType:
-		return types.ListNull(t.ElemType)
-	case basetypes.Int64Type:
-		return types.Int64Null()
-	}
-	return types.StringNull()
 }
 
 // modelGetter and modelSetter are the framework's config, plan and state.
@@ -141,13 +97,44 @@ func setModel(ctx context.Context, s modelSetter, m *helmReleaseModel) diag.Diag
 	return s.Set(ctx, m)
 }
 
-// UpgradeState moves the status attributes of a version 0 state (top-level
-// `status`, `first_deployed`, `last_deployed`, `history`, `conditions`,
-// `failures`, `install_failures`, `upgrade_failures`,
-// `last_attempted_release_action`) into the `status` object, so that an
-// existing release plans nothing after the provider upgrade.
+// UpgradeState upgrades the states of earlier schema versions, so that an
+// existing release plans nothing after the provider upgrade:
+//   - version 0 had the status attributes at the top level; version 1 moved
+//     them into the `status` object;
+//   - version 2 keeps in `status` only the Helm status and the dates: the
+//     history, conditions, failure counters and last attempted action move to
+//     private state, which a state upgrade cannot write, so the next read
+//     rebuilds them from Helm storage as an import does (loadBook). The
+//     failure counters start over.
 func (r *helmReleaseResource) UpgradeState(context.Context) map[int64]resource.StateUpgrader {
-	return map[int64]resource.StateUpgrader{0: {StateUpgrader: upgradeHelmReleaseStateV0}}
+	return map[int64]resource.StateUpgrader{
+		0: {StateUpgrader: upgradeHelmReleaseState(upgradeStatusV0, upgradeStatusV1)},
+		1: {StateUpgrader: upgradeHelmReleaseState(upgradeStatusV1)},
+	}
+}
+
+// upgradeHelmReleaseState is the state upgrader that applies steps, in
+// order, to the raw JSON state.
+func upgradeHelmReleaseState(steps ...func(map[string]json.RawMessage) error) func(context.Context, resource.UpgradeStateRequest, *resource.UpgradeStateResponse) {
+	return func(_ context.Context, req resource.UpgradeStateRequest, resp *resource.UpgradeStateResponse) {
+		var state map[string]json.RawMessage
+		if err := json.Unmarshal(req.RawState.JSON, &state); err != nil {
+			resp.Diagnostics.AddError("Cannot upgrade the helmrelease state", err.Error())
+			return
+		}
+		for _, step := range steps {
+			if err := step(state); err != nil {
+				resp.Diagnostics.AddError("Cannot upgrade the helmrelease state", err.Error())
+				return
+			}
+		}
+		b, err := json.Marshal(state)
+		if err != nil {
+			resp.Diagnostics.AddError("Cannot upgrade the helmrelease state", err.Error())
+			return
+		}
+		resp.DynamicValue = &tfprotov6.DynamicValue{JSON: b}
+	}
 }
 
 // statusAttributesV0 are the version 0 top-level attributes that `status`
@@ -164,12 +151,9 @@ var statusAttributesV0 = map[string]string{
 	"last_attempted_release_action": "last_attempted_release_action",
 }
 
-func upgradeHelmReleaseStateV0(_ context.Context, req resource.UpgradeStateRequest, resp *resource.UpgradeStateResponse) {
-	var state map[string]json.RawMessage
-	if err := json.Unmarshal(req.RawState.JSON, &state); err != nil {
-		resp.Diagnostics.AddError("Cannot upgrade the helmrelease state", err.Error())
-		return
-	}
+// upgradeStatusV0 moves version 0's top-level status attributes into the
+// version 1 `status` object.
+func upgradeStatusV0(state map[string]json.RawMessage) error {
 	status := map[string]json.RawMessage{}
 	present := false
 	for old, name := range statusAttributesV0 {
@@ -185,15 +169,34 @@ func upgradeHelmReleaseStateV0(_ context.Context, req resource.UpgradeStateReque
 	if present {
 		b, err := json.Marshal(status)
 		if err != nil {
-			resp.Diagnostics.AddError("Cannot upgrade the helmrelease state", err.Error())
-			return
+			return err
 		}
 		state["status"] = b
 	}
-	b, err := json.Marshal(state)
-	if err != nil {
-		resp.Diagnostics.AddError("Cannot upgrade the helmrelease state", err.Error())
-		return
+	return nil
+}
+
+// upgradeStatusV1 keeps, of version 1's `status` object, what version 2's
+// holds.
+func upgradeStatusV1(state map[string]json.RawMessage) error {
+	raw, ok := state["status"]
+	if !ok || string(raw) == "null" {
+		state["status"] = json.RawMessage("null")
+		return nil
 	}
-	resp.DynamicValue = &tfprotov6.DynamicValue{JSON: b}
+	var status map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &status); err != nil {
+		return err
+	}
+	for name := range status {
+		if _, keep := releaseStatusType.AttrTypes[name]; !keep {
+			delete(status, name)
+		}
+	}
+	b, err := json.Marshal(status)
+	if err != nil {
+		return err
+	}
+	state["status"] = b
+	return nil
 }

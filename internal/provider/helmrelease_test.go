@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -165,16 +166,24 @@ func priorDrift(plan *tfjson.Plan, addr string) (map[string][]string, error) {
 // releaseAttr is the path of a release attribute, by its name before
 // version 1 of the schema: those that `status` holds now are under it.
 func releaseAttr(name string) tfjsonpath.Path {
-	if inner, ok := statusAttributesV0[name]; ok {
+	if inner, ok := statusAttribute(name); ok {
 		return tfjsonpath.New("status").AtMapKey(inner)
 	}
 	return tfjsonpath.New(name)
 }
 
+// statusAttribute is the name in `status` of the version 0 attribute name,
+// if `status` holds it.
+func statusAttribute(name string) (string, bool) {
+	inner, ok := statusAttributesV0[name]
+	_, held := releaseStatusType.AttrTypes[inner]
+	return inner, ok && held
+}
+
 // priorAttr is the value of attribute name (as releaseAttr names it) in the
 // JSON state values of a resource.
 func priorAttr(values map[string]any, name string) any {
-	if inner, ok := statusAttributesV0[name]; ok {
+	if inner, ok := statusAttribute(name); ok {
 		if status, ok := values["status"].(map[string]any); ok {
 			return status[inner]
 		}
@@ -185,32 +194,104 @@ func priorAttr(values map[string]any, name string) any {
 	return values[name]
 }
 
-// expectReleaseStatusUnknown checks that the plan leaves the Helm status of
-// the release unknown: `status` unknown as a whole (an upgrade), or its
-// `release_status` (a stalled release, whose counters the plan keeps).
-func expectReleaseStatusUnknown(addr string) plancheck.PlanCheck {
-	return releaseStatusUnknownCheck{addr: addr}
+// expectTestHooks checks the test hooks of the latest revision in the
+// bookkeeping of release id, each as `name=phase`, in order.
+func expectTestHooks(rec *protocolRecord, id string, want ...string) bookCheck {
+	return expectBook(rec, id, func(b *releaseBook) error {
+		if len(b.History) == 0 {
+			return errors.New("no history")
+		}
+		var got []string
+		for _, h := range b.History[0].TestHooks {
+			got = append(got, h.Name+"="+h.Phase)
+		}
+		if !slices.Equal(got, want) {
+			return fmt.Errorf("test hooks of revision %d: %v, want %v", b.History[0].Version, got, want)
+		}
+		return nil
+	})
 }
 
-type releaseStatusUnknownCheck struct{ addr string }
+// expectBookField checks a field of the bookkeeping (private state) that the
+// latest refresh or apply of release id left: a failure counter
+// (`failures`, `install_failures`, `upgrade_failures`),
+// `last_attempted_release_action`, or `history` (its length).
+func expectBookField(rec *protocolRecord, id, name string, want any) bookCheck {
+	return expectBook(rec, id, func(b *releaseBook) error {
+		got, ok := map[string]any{
+			"failures": b.Failures, "install_failures": b.InstallFailures, "upgrade_failures": b.UpgradeFailures,
+			"last_attempted_release_action": b.LastAttemptedReleaseAction, "history": len(b.History),
+		}[name]
+		if !ok {
+			return fmt.Errorf("no bookkeeping field %q", name)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			return fmt.Errorf("%s = %v, want %v", name, got, want)
+		}
+		return nil
+	})
+}
 
-func (c releaseStatusUnknownCheck) CheckPlan(_ context.Context, req plancheck.CheckPlanRequest, resp *plancheck.CheckPlanResponse) {
+// expectUpgradeStatus checks what an upgrade's plan says of `status`: the
+// Helm status `deployed` and the first deployment date as they are, known;
+// only last_deployed unknown; and nothing else in it (the bookkeeping is in
+// private state, out of the plan).
+func expectUpgradeStatus(addr string) plancheck.PlanCheck {
+	return upgradeStatusCheck{addr: addr}
+}
+
+type upgradeStatusCheck struct{ addr string }
+
+func (c upgradeStatusCheck) CheckPlan(_ context.Context, req plancheck.CheckPlanRequest, resp *plancheck.CheckPlanResponse) {
+	for _, rc := range req.Plan.ResourceChanges {
+		if rc.Address != c.addr || rc.Change == nil {
+			continue
+		}
+		before, _ := rc.Change.Before.(map[string]any)
+		after, _ := rc.Change.After.(map[string]any)
+		unknown, _ := rc.Change.AfterUnknown.(map[string]any)
+		was, _ := before["status"].(map[string]any)
+		planned, _ := after["status"].(map[string]any)
+		unknownStatus, _ := unknown["status"].(map[string]any)
+		switch {
+		case planned == nil || was == nil:
+			resp.Error = fmt.Errorf("%s: status before %v, planned %v (unknown: %v): want both objects", c.addr, before["status"], after["status"], unknown["status"])
+		case planned["release_status"] != "deployed":
+			resp.Error = fmt.Errorf("%s: planned status.release_status %v, want deployed", c.addr, planned["release_status"])
+		case planned["first_deployed"] == nil || planned["first_deployed"] != was["first_deployed"]:
+			resp.Error = fmt.Errorf("%s: planned status.first_deployed %v, want it kept: %v", c.addr, planned["first_deployed"], was["first_deployed"])
+		case unknownStatus["last_deployed"] != true:
+			resp.Error = fmt.Errorf("%s: status.last_deployed is known in the plan: %v", c.addr, planned["last_deployed"])
+		case len(planned)+len(unknownStatus) != 3 || len(was) != 3:
+			resp.Error = fmt.Errorf("%s: status has more than release_status, first_deployed and last_deployed: before %v, planned %v, unknown %v", c.addr, was, planned, unknownStatus)
+		}
+		return
+	}
+	resp.Error = fmt.Errorf("%s not in the plan", c.addr)
+}
+
+// expectHelmAction checks that the plan says apply runs Helm on the
+// release: its revision unknown (an install or upgrade makes a new one), or
+// its Helm status (a stalled release, which apply tries and fails).
+func expectHelmAction(addr string) plancheck.PlanCheck {
+	return helmActionCheck{addr: addr}
+}
+
+type helmActionCheck struct{ addr string }
+
+func (c helmActionCheck) CheckPlan(_ context.Context, req plancheck.CheckPlanRequest, resp *plancheck.CheckPlanResponse) {
 	for _, rc := range req.Plan.ResourceChanges {
 		if rc.Address != c.addr || rc.Change == nil {
 			continue
 		}
 		unknown, _ := rc.Change.AfterUnknown.(map[string]any)
-		switch s := unknown["status"].(type) {
-		case bool:
-			if s {
-				return
-			}
-		case map[string]any:
-			if s["release_status"] == true {
-				return
-			}
+		if unknown["version"] == true {
+			return
 		}
-		resp.Error = fmt.Errorf("%s: status.release_status is known in the plan: %v", c.addr, unknown["status"])
+		if s, ok := unknown["status"].(map[string]any); ok && s["release_status"] == true {
+			return
+		}
+		resp.Error = fmt.Errorf("%s: the plan knows the revision and the Helm status: no Helm action (unknown: %v)", c.addr, unknown)
 		return
 	}
 	resp.Error = fmt.Errorf("%s not in the plan", c.addr)
@@ -267,7 +348,7 @@ func checkRevisions(t *testing.T, ns, name string, want ...string) resource.Test
 // empty plan (the harness checks it).
 func TestAccHelmRelease_lifecycle(t *testing.T) {
 	t.Parallel()
-	accTestEach(t, func(t *testing.T) resource.TestCase {
+	accTestEachWith(t, func(t *testing.T, rec *protocolRecord) resource.TestCase {
 		ns := uniqueNamespace(t, "hr-life")
 		cacheDir := t.TempDir()
 		chartDir := chartCopy(t, "1.0.0")
@@ -297,10 +378,15 @@ func TestAccHelmRelease_lifecycle(t *testing.T) {
 						statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("chart_version"), knownvalue.StringExact("1.0.0")),
 						statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("app_version"), knownvalue.StringExact("6.0.0")),
 						statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("drift"), knownvalue.ListExact(nil)),
-						statecheck.ExpectKnownValue(releaseAddr, releaseAttr("install_failures"), knownvalue.Int64Exact(0)),
+						expectBookField(rec, ns+"/podinfo", "install_failures", 0),
 						statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("config_digest"),
 							knownvalue.StringRegexp(regexp.MustCompile(`^sha256:[0-9a-f]{64}$`))),
-						statecheck.ExpectKnownValue(releaseAddr, releaseAttr("history").AtSliceIndex(0).AtMapKey("status"), knownvalue.StringExact("deployed")),
+						expectBook(rec, ns+"/podinfo", func(b *releaseBook) error {
+							if len(b.History) != 1 || b.History[0].Status != "deployed" {
+								return errors.New("want one history entry, deployed")
+							}
+							return nil
+						}),
 					},
 					Check: checkRevisions(t, ns, "podinfo", "1:deployed"),
 				},
@@ -320,6 +406,7 @@ func TestAccHelmRelease_lifecycle(t *testing.T) {
 							knownvalue.StringRegexp(regexp.MustCompile(`^sha256:[0-9a-f]{64}$`))),
 						plancheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("chart_version"), knownvalue.StringExact("1.0.0")),
 						plancheck.ExpectUnknownValue(releaseAddr, tfjsonpath.New("version")),
+						expectUpgradeStatus(releaseAddr),
 					}},
 					ConfigStateChecks: []statecheck.StateCheck{
 						statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(2)),
@@ -337,6 +424,7 @@ func TestAccHelmRelease_lifecycle(t *testing.T) {
 						plancheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("chart_version"), knownvalue.StringExact("1.1.0")),
 						plancheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("chart_digest"), knownvalue.StringRegexp(regexp.MustCompile(`^sha256:[0-9a-f]{64}$`))),
 						expectChartLabelChange(releaseAddr, "podinfo-1.1.0"),
+						expectUpgradeStatus(releaseAddr),
 					}},
 					ConfigStateChecks: []statecheck.StateCheck{
 						statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("chart_version"), knownvalue.StringExact("1.1.0")),
@@ -534,7 +622,7 @@ func TestAccHelmRelease_failedInstallRetriedThenFixed(t *testing.T) {
 					ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{
 						plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionDestroyBeforeCreate),
 						expectPriorAttr(releaseAddr, "status", "failed"),
-						expectPriorAttr(releaseAddr, "install_failures", 2),
+						expectBookField(rec, ns+"/podinfo", "install_failures", 2),
 						replaced,
 						// The warning that promised a replace whatever the
 						// owner (it misled after a killed create) is gone.
@@ -562,7 +650,7 @@ func TestAccHelmRelease_failedInstallRetriedThenFixed(t *testing.T) {
 // saved; the next good configuration converges.
 func TestAccHelmRelease_testFailureRolledBack(t *testing.T) {
 	t.Parallel()
-	accTestEach(t, func(t *testing.T) resource.TestCase {
+	accTestEachWith(t, func(t *testing.T, rec *protocolRecord) resource.TestCase {
 		ns := uniqueNamespace(t, "hr-testfail")
 		cacheDir := t.TempDir()
 		chartDir := chartCopy(t, "1.0.0")
@@ -585,8 +673,7 @@ func TestAccHelmRelease_testFailureRolledBack(t *testing.T) {
 				{
 					Config: releaseConfig(cacheDir, chartDir, ns, body(false, "true")),
 					ConfigStateChecks: []statecheck.StateCheck{
-						statecheck.ExpectKnownValue(releaseAddr, releaseAttr("history").AtSliceIndex(0).AtMapKey("test_hooks").AtSliceIndex(0).AtMapKey("phase"),
-							knownvalue.StringExact("Succeeded")),
+						expectTestHooks(rec, ns+"/podinfo", "podinfo-test=Succeeded"),
 					},
 				},
 				{
@@ -610,10 +697,10 @@ func TestAccHelmRelease_testFailureRolledBack(t *testing.T) {
 					Config: releaseConfig(cacheDir, chartDir, ns, body(true, "true")),
 					ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 						plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionUpdate),
-						expectReleaseStatusUnknown(releaseAddr),
+						expectHelmAction(releaseAddr),
 						expectPriorDrift(releaseAddr, map[string][]string{ns + "_podinfo_apps_Deployment": {"/spec/replicas=3->1"}}),
 						plancheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("drift"), knownvalue.ListSizeExact(1)),
-						expectPriorAttr(releaseAddr, "upgrade_failures", 1),
+						expectBookField(rec, ns+"/podinfo", "upgrade_failures", 1),
 						expectPriorAttr(releaseAddr, "status", "deployed"),
 					}},
 					ExpectError: regexp.MustCompile(`RetriesExceeded`),
@@ -630,7 +717,7 @@ func TestAccHelmRelease_testFailureRolledBack(t *testing.T) {
 					Config: releaseConfig(cacheDir, chartDir, ns, body(false, "true")),
 					ConfigStateChecks: []statecheck.StateCheck{
 						statecheck.ExpectKnownValue(releaseAddr, releaseAttr("status"), knownvalue.StringExact("deployed")),
-						statecheck.ExpectKnownValue(releaseAddr, releaseAttr("upgrade_failures"), knownvalue.Int64Exact(0)),
+						expectBookField(rec, ns+"/podinfo", "upgrade_failures", 0),
 						statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("drift"), knownvalue.ListExact(nil)),
 					},
 				},
@@ -680,7 +767,7 @@ func TestAccHelmRelease_pendingUnlocked(t *testing.T) {
 					Config: releaseConfig(cacheDir, chartDir, ns, ""),
 					ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 						plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionUpdate),
-						expectReleaseStatusUnknown(releaseAddr),
+						expectHelmAction(releaseAddr),
 					}},
 					ConfigStateChecks: []statecheck.StateCheck{
 						statecheck.ExpectKnownValue(releaseAddr, releaseAttr("status"), knownvalue.StringExact("deployed")),

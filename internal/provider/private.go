@@ -7,6 +7,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/release"
 )
 
 // fingerprintsKey is the private-state key of the fingerprints of the objects
@@ -99,4 +100,73 @@ func ownerOrNew(ctx context.Context, p privateReader) string {
 		return id
 	}
 	return kube.NewOwnerID()
+}
+
+// bookKey is the private-state key of a release's bookkeeping (releaseBook):
+// what helm-controller keeps in a HelmRelease's status for its own use and a
+// user does not reference, and what changes on every action. Kept out of the
+// schema, it stays out of every plan: an upgrade's plan shows what the
+// upgrade does, not the old history going to "known after apply".
+const bookKey = "release_book"
+
+// releaseBook is the engine's bookkeeping of a release between applies: the
+// history the next action compares the release in storage with, the
+// conditions, the failure counters that remediation counts retries with,
+// and the last release action attempted.
+type releaseBook struct {
+	History                    []release.Snapshot  `json:"history,omitempty"`
+	Conditions                 []release.Condition `json:"conditions,omitempty"`
+	Failures                   int64               `json:"failures,omitempty"`
+	InstallFailures            int64               `json:"install_failures,omitempty"`
+	UpgradeFailures            int64               `json:"upgrade_failures,omitempty"`
+	LastAttemptedReleaseAction string              `json:"last_attempted_release_action,omitempty"`
+}
+
+// bookOf is the bookkeeping in the engine's status s.
+func bookOf(s *release.Status) *releaseBook {
+	return &releaseBook{
+		History: s.History, Conditions: s.Conditions,
+		Failures: s.Failures, InstallFailures: s.InstallFailures, UpgradeFailures: s.UpgradeFailures,
+		LastAttemptedReleaseAction: s.LastAttemptedReleaseAction,
+	}
+}
+
+// failing reports whether b counts any failure: only then can a new
+// configuration have counters to reset.
+func (b *releaseBook) failing() bool {
+	return b != nil && (b.Failures != 0 || b.InstallFailures != 0 || b.UpgradeFailures != 0)
+}
+
+// readBook reads the bookkeeping from p: nil when there is none (a state
+// written by a provider that kept it in `status`, or an unreadable one).
+func readBook(ctx context.Context, p privateReader) *releaseBook {
+	if p == nil {
+		return nil
+	}
+	raw, diags := p.GetKey(ctx, bookKey)
+	if diags.HasError() || len(raw) == 0 {
+		return nil
+	}
+	var b releaseBook
+	if json.Unmarshal(raw, &b) != nil {
+		return nil
+	}
+	return &b
+}
+
+// writeBook stores b in p; nil removes the key.
+func writeBook(ctx context.Context, p privateWriter, b *releaseBook) diag.Diagnostics {
+	if p == nil {
+		return nil
+	}
+	if b == nil {
+		return p.SetKey(ctx, bookKey, nil)
+	}
+	raw, err := json.Marshal(b)
+	if err != nil {
+		var diags diag.Diagnostics
+		diags.AddError("Cannot save the release's bookkeeping", err.Error())
+		return diags
+	}
+	return p.SetKey(ctx, bookKey, raw)
 }

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 )
 
 // protocolRecord sees every RPC that the CLIs make to the provider during an
@@ -30,6 +32,9 @@ type protocolRecord struct {
 	applies  int
 	problems []string
 	schemas  map[string]tftypes.Type
+	// privates are the private states that refreshes and applies returned
+	// last, by resource type and `id`.
+	privates map[string][]byte
 }
 
 // factories serves the provider through the record.
@@ -160,8 +165,85 @@ func (s *recordingServer) ReadResource(ctx context.Context, req *tfprotov6.ReadR
 	resp, err := s.ProviderServer.ReadResource(ctx, req)
 	if resp != nil {
 		s.rec.recordErrors(resp.Diagnostics)
+		s.rec.recordPrivate(req.TypeName, resp.NewState, resp.Private)
 	}
 	return resp, err
+}
+
+// recordPrivate keeps private, the private state returned with state, as the
+// latest of the resource of type typ and state's `id`.
+func (r *protocolRecord) recordPrivate(typ string, state *tfprotov6.DynamicValue, private []byte) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if state == nil || r.schemas[typ] == nil {
+		return
+	}
+	v, err := state.Unmarshal(r.schemas[typ])
+	if err != nil || v.IsNull() {
+		return
+	}
+	var attrs map[string]tftypes.Value
+	var id string
+	if v.As(&attrs) != nil || attrs["id"].As(&id) != nil {
+		return
+	}
+	if r.privates == nil {
+		r.privates = map[string][]byte{}
+	}
+	r.privates[typ+" "+id] = private
+}
+
+// releaseBook is the bookkeeping (private state) that the latest refresh or
+// apply of the release with `id` id returned.
+func (r *protocolRecord) releaseBook(id string) (*releaseBook, error) {
+	r.mu.Lock()
+	raw, ok := r.privates["stevedore_helmrelease "+id]
+	r.mu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("no refresh or apply of release %s returned a private state", id)
+	}
+	var keys map[string][]byte
+	if err := json.Unmarshal(raw, &keys); err != nil {
+		return nil, fmt.Errorf("release %s: private state: %w", id, err)
+	}
+	var b releaseBook
+	if err := json.Unmarshal(keys[bookKey], &b); err != nil {
+		return nil, fmt.Errorf("release %s: private state has no bookkeeping: %w", id, err)
+	}
+	return &b, nil
+}
+
+// expectBook checks the bookkeeping that the latest refresh or apply of the
+// release with `id` id left in private state, for a plan check (the refresh
+// before the plan) or a state check (the apply).
+func expectBook(rec *protocolRecord, id string, check func(*releaseBook) error) bookCheck {
+	return bookCheck{rec: rec, id: id, check: check}
+}
+
+type bookCheck struct {
+	rec   *protocolRecord
+	id    string
+	check func(*releaseBook) error
+}
+
+func (c bookCheck) run() error {
+	b, err := c.rec.releaseBook(c.id)
+	if err != nil {
+		return err
+	}
+	if err := c.check(b); err != nil {
+		raw, _ := json.Marshal(b)
+		return fmt.Errorf("release %s: %w; bookkeeping: %s", c.id, err, raw)
+	}
+	return nil
+}
+
+func (c bookCheck) CheckPlan(_ context.Context, _ plancheck.CheckPlanRequest, resp *plancheck.CheckPlanResponse) {
+	resp.Error = c.run()
+}
+
+func (c bookCheck) CheckState(_ context.Context, _ statecheck.CheckStateRequest, resp *statecheck.CheckStateResponse) {
+	resp.Error = c.run()
 }
 
 func (s *recordingServer) ValidateResourceConfig(ctx context.Context, req *tfprotov6.ValidateResourceConfigRequest) (*tfprotov6.ValidateResourceConfigResponse, error) {
@@ -195,6 +277,7 @@ func (s *recordingServer) ApplyResourceChange(ctx context.Context, req *tfprotov
 	if err != nil || resp == nil || hasError(resp.Diagnostics) {
 		return resp, err
 	}
+	s.rec.recordPrivate(req.TypeName, resp.NewState, resp.Private)
 	s.rec.mu.Lock()
 	defer s.rec.mu.Unlock()
 	s.rec.applies++

@@ -23,7 +23,7 @@ import (
 // the last of which takes the path.
 type statePath struct {
 	name  string
-	steps func(t *testing.T) []resource.TestStep
+	steps func(t *testing.T, rec *protocolRecord) []resource.TestStep
 }
 
 // TestAccProvider_statePathsKeepPlanFidelity is the guard of plan fidelity:
@@ -47,7 +47,7 @@ func TestAccProvider_statePathsKeepPlanFidelity(t *testing.T) {
 		return statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(version))
 	}
 	paths := []statePath{
-		{"helmchart_artifact/create_and_update", func(t *testing.T) []resource.TestStep {
+		{"helmchart_artifact/create_and_update", func(t *testing.T, rec *protocolRecord) []resource.TestStep {
 			dir := chartCopy(t, "1.0.0")
 			cfg := providerBlock(fmt.Sprintf("cache_dir = %s", hcl(t.TempDir()))) + fmt.Sprintf(`
 resource "stevedore_helmchart_artifact" "podinfo" {
@@ -69,12 +69,12 @@ resource "stevedore_helmchart_artifact" "podinfo" {
 				},
 			}
 		}},
-		{"helmrelease/create", func(t *testing.T) []resource.TestStep {
+		{"helmrelease/create", func(t *testing.T, rec *protocolRecord) []resource.TestStep {
 			cfg, ns := release(t, "sp-create")
 			return []resource.TestStep{{Config: cfg(`values = { replicaCount = 1 }`), ConfigStateChecks: []statecheck.StateCheck{deployed(1)},
 				Check: checkRevisions(t, ns, "podinfo", "1:deployed")}}
 		}},
-		{"helmrelease/update", func(t *testing.T) []resource.TestStep {
+		{"helmrelease/update", func(t *testing.T, rec *protocolRecord) []resource.TestStep {
 			cfg, ns := release(t, "sp-update")
 			return []resource.TestStep{
 				{Config: cfg(`values = { replicaCount = 1 }`)},
@@ -88,7 +88,7 @@ resource "stevedore_helmchart_artifact" "podinfo" {
 				},
 			}
 		}},
-		{"helmrelease/import_with_its_artifact", func(t *testing.T) []resource.TestStep {
+		{"helmrelease/import_with_its_artifact", func(t *testing.T, rec *protocolRecord) []resource.TestStep {
 			// The release and the artifact its chart comes from are made in
 			// the same apply as the import: chart_digest is unknown at plan.
 			ns := uniqueNamespace(t, "sp-import")
@@ -110,7 +110,7 @@ import {
 				Check:             checkRevisions(t, ns, "podinfo", "1:deployed"),
 			}}
 		}},
-		{"helmrelease/read_drift", func(t *testing.T) []resource.TestStep {
+		{"helmrelease/read_drift", func(t *testing.T, rec *protocolRecord) []resource.TestStep {
 			cfg, ns := release(t, "sp-read")
 			return []resource.TestStep{
 				{Config: cfg(`values = { replicaCount = 1 }`)},
@@ -122,7 +122,7 @@ import {
 				},
 			}
 		}},
-		{"helmrelease/drift_correction", func(t *testing.T) []resource.TestStep {
+		{"helmrelease/drift_correction", func(t *testing.T, rec *protocolRecord) []resource.TestStep {
 			cfg, ns := release(t, "sp-correct")
 			return []resource.TestStep{
 				{Config: cfg(`values = { replicaCount = 1 }`)},
@@ -138,7 +138,7 @@ import {
 				},
 			}
 		}},
-		{"helmrelease/remediation", func(t *testing.T) []resource.TestStep {
+		{"helmrelease/remediation", func(t *testing.T, rec *protocolRecord) []resource.TestStep {
 			// A failed upgrade is rolled back (retries = 1: one more
 			// upgrade, rolled back again); the state records it, and
 			// reverting the values converges in one apply.
@@ -159,17 +159,17 @@ import {
 				{
 					Config: cfg(body(good)),
 					ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-						expectPriorAttr(releaseAddr, "upgrade_failures", 2),
+						expectBookField(rec, ns+"/podinfo", "upgrade_failures", 2),
 						plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionUpdate),
 					}},
 					ConfigStateChecks: []statecheck.StateCheck{
 						statecheck.ExpectKnownValue(releaseAddr, releaseAttr("status"), knownvalue.StringExact("deployed")),
-						statecheck.ExpectKnownValue(releaseAddr, releaseAttr("upgrade_failures"), knownvalue.Int64Exact(0)),
+						expectBookField(rec, ns+"/podinfo", "upgrade_failures", 0),
 					},
 				},
 			}
 		}},
-		{"helmrelease/partial_failure_of_create", func(t *testing.T) []resource.TestStep {
+		{"helmrelease/partial_failure_of_create", func(t *testing.T, rec *protocolRecord) []resource.TestStep {
 			cfg, _ := release(t, "sp-partial")
 			body := func(nodeSelector string) string {
 				return fmt.Sprintf(`
@@ -188,7 +188,7 @@ import {
 				},
 			}
 		}},
-		{"resourceset/create_update_prune", func(t *testing.T) []resource.TestStep {
+		{"resourceset/create_update_prune", func(t *testing.T, rec *protocolRecord) []resource.TestStep {
 			ns := newPerCLI("sp-rs")
 			return []resource.TestStep{
 				{Config: statePathSet("a", "b"), ConfigVariables: nsVar(ns), Check: checkSetObjects(t, ns, []string{"a", "b"}, nil)},
@@ -202,7 +202,7 @@ import {
 				},
 			}
 		}},
-		{"resourceset/read_drift_and_correct", func(t *testing.T) []resource.TestStep {
+		{"resourceset/read_drift_and_correct", func(t *testing.T, rec *protocolRecord) []resource.TestStep {
 			ns := newPerCLI("sp-rsdrift")
 			deleteA := func() {
 				cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns.String(), Name: "a"}}
@@ -217,7 +217,7 @@ import {
 				{Config: statePathSet("a"), ConfigVariables: nsVar(ns), Check: checkSetObjects(t, ns, []string{"a"}, nil)},
 			}
 		}},
-		{"resourceset/partial_failure", func(t *testing.T) []resource.TestStep {
+		{"resourceset/partial_failure", func(t *testing.T, rec *protocolRecord) []resource.TestStep {
 			ns := newPerCLI("sp-rspf")
 			return []resource.TestStep{
 				{Config: statePathSet("a", "Bad_Name"), ConfigVariables: nsVar(ns), ExpectError: wrapped(`Resource set apply failed`)},
@@ -229,7 +229,7 @@ import {
 		t.Run(p.name, func(t *testing.T) {
 			t.Parallel()
 			accTestEachWith(t, func(t *testing.T, rec *protocolRecord) resource.TestCase {
-				steps := p.steps(t)
+				steps := p.steps(t, rec)
 				want := 0
 				for _, s := range steps {
 					if !s.PlanOnly && !s.RefreshState && s.ExpectError == nil {

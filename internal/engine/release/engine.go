@@ -81,6 +81,7 @@ func (e *Engine) Plan(ctx context.Context, spec *Spec, prev *Status) (*Plan, err
 		reason = ""
 	}
 	p.Action, p.Reason = act, reason
+	p.KeepsFirstDeployed = keepsFirstDeployed(act, r.spec)
 	if p.Conflict != nil && prev == nil {
 		// Apply refuses this create. What its install would create is still
 		// what the plan shows, worked out as if the name were free: the plan

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fluxcd/pkg/ssa/jsondiff"
+	helmrelease "helm.sh/helm/v3/pkg/release"
 
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
 )
@@ -387,6 +388,11 @@ type Status struct {
 	Fingerprints kube.Fingerprints
 }
 
+// StatusDeployed is the Helm status in which an apply that succeeds leaves
+// the release: the engine's loop ends only on a deployed release in sync (or
+// drifted, in warn mode).
+const StatusDeployed = string(helmrelease.StatusDeployed)
+
 // Snapshot is one release revision, with helm-controller's snapshot fields.
 type Snapshot struct {
 	Name          string
@@ -471,4 +477,7 @@ type Plan struct {
 	// Preview is what the install or upgrade Action would change in the
 	// cluster; nil for other actions.
 	Preview *Preview
+	// KeepsFirstDeployed says that an apply that succeeds leaves the
+	// release's first deployment date as it is (keepsFirstDeployed).
+	KeepsFirstDeployed bool
 }

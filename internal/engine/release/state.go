@@ -225,6 +225,20 @@ func remediationFor(action string, spec *Spec, st *Status) *remediation {
 	return nil
 }
 
+// keepsFirstDeployed reports whether an apply that starts with act and
+// succeeds leaves the release's first deployment date as it is: Helm's
+// upgrade and rollback copy it from the current release, so an upgrade
+// keeps it, unless the upgrade's remediation may uninstall the release and
+// a retry install it again within the same apply. (Without retries, a
+// remediation by uninstall ends the apply in an error.)
+func keepsFirstDeployed(act Action, spec *Spec) bool {
+	if act != ActionUpgrade && act != ActionUpgradeFailed {
+		return false
+	}
+	ur := spec.Upgrade.Remediation
+	return ur.Strategy != StrategyUninstall || ur.Retries == 0
+}
+
 // activeRemediation is the remediation of the last release action, as
 // helm-controller's GetActiveRemediation; nil before any.
 func activeRemediation(spec *Spec, st *Status, rls *helmrelease.Release) *remediation {

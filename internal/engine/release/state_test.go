@@ -294,3 +294,33 @@ func TestIsRenderError_recognizesTemplateErrors(t *testing.T) {
 		}
 	}
 }
+
+// keepsFirstDeployed: an upgrade keeps the first deployment date, unless its
+// remediation may uninstall and a retry install again; no other first action
+// promises it.
+func TestKeepsFirstDeployed(t *testing.T) {
+	spec := func(strategy string, retries int) *Spec {
+		s := (&Spec{}).withDefaults()
+		s.Upgrade.Remediation.Strategy, s.Upgrade.Remediation.Retries = strategy, retries
+		return s
+	}
+	for _, tc := range []struct {
+		act  Action
+		spec *Spec
+		want bool
+	}{
+		{ActionUpgrade, spec(StrategyRollback, 3), true},
+		{ActionUpgradeFailed, spec(StrategyRollback, -1), true},
+		{ActionUpgrade, spec(StrategyUninstall, 0), true},
+		{ActionUpgrade, spec(StrategyUninstall, 1), false},
+		{ActionUpgrade, spec(StrategyUninstall, -1), false},
+		{ActionInstall, spec(StrategyRollback, 0), false},
+		{ActionRollback, spec(StrategyRollback, 0), false},
+		{ActionTest, spec(StrategyRollback, 0), false},
+	} {
+		if got := keepsFirstDeployed(tc.act, tc.spec); got != tc.want {
+			t.Errorf("keepsFirstDeployed(%s, strategy %s, retries %d) = %v, want %v",
+				tc.act, tc.spec.Upgrade.Remediation.Strategy, tc.spec.Upgrade.Remediation.Retries, got, tc.want)
+		}
+	}
+}
