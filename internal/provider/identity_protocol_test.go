@@ -8,9 +8,12 @@ import (
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/release"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
 )
 
@@ -316,5 +319,63 @@ data: {a: "` + value + `"}
 	s.destroy(typ, state)
 	if exists(t, "v1", "ConfigMap", ns, "one") {
 		t.Errorf("ConfigMap %s/one left after destroy", ns)
+	}
+}
+
+// TestHelmReleaseIdentity_importedFrom: an identity's release, found with its
+// objects in a namespace, is the resource whose names Flux's rules turn into
+// that release where they can (the round trip through release.ReleaseName),
+// and a resource named as the release, which then sets release_name, where
+// they cannot.
+func TestHelmReleaseIdentity_importedFrom(t *testing.T) {
+	long := "release-name-with-very-long-name-which-is-longer-than-53-characters"
+	for _, c := range []struct {
+		ns, rel, objects, name, target string
+		roundTrip                      bool
+	}{
+		{"apps", "podinfo", "apps", "podinfo", "", true},
+		{"flux-system", "apps-podinfo", "apps", "podinfo", "apps", true},
+		{"flux-system", "podinfo", "apps", "podinfo", "apps", false}, // hand-installed: release_name set
+		{"flux-system", "apps-", "apps", "apps-", "apps", false},     // nothing after the prefix
+		{"apps", "apps-podinfo", "apps", "apps-podinfo", "", true},   // no target namespace: no prefix to take
+		{"apps", "release-name-with-very-long-name-which-i-788ca0d0d7b0", "apps", "release-name-with-very-long-name-which-i-788ca0d0d7b0", "", true},
+	} {
+		id := importedFrom(release.ImportID{Namespace: c.ns, Name: c.rel, ReleaseName: c.rel, StorageNamespace: c.ns}, c.objects)
+		if id.Name != c.name || id.TargetNamespace != c.target || id.ReleaseName != c.rel || id.StorageNamespace != c.ns {
+			t.Errorf("%s/%s in %s: %+v, want name %q, target %q", c.ns, c.rel, c.objects, id, c.name, c.target)
+		}
+		flux := release.ReleaseName(&release.Spec{Name: id.Name, Namespace: id.Namespace, TargetNamespace: id.TargetNamespace})
+		if (flux == c.rel) != c.roundTrip {
+			t.Errorf("%s/%s in %s: Flux's release name of %+v is %q", c.ns, c.rel, c.objects, id, flux)
+		}
+	}
+	// The default release of a long name is shortened with a hash: the name
+	// cannot be recovered, and the import names the resource as the release
+	// (the last case). The configuration's long name gives the same release
+	// name, so its plan changes name in place and replaces nothing.
+	if got := release.ReleaseName(&release.Spec{Name: long}); got != "release-name-with-very-long-name-which-i-788ca0d0d7b0" {
+		t.Fatalf("test vector: %s", got)
+	}
+}
+
+// TestHelmReleaseIdentity_invalidIdentity: an import identity whose values
+// are no Kubernetes or Helm names is refused before anything is read.
+func TestHelmReleaseIdentity_invalidIdentity(t *testing.T) {
+	ctx := context.Background()
+	r := &helmReleaseResource{}
+	var schemaResp resource.IdentitySchemaResponse
+	r.IdentitySchema(ctx, resource.IdentitySchemaRequest{}, &schemaResp)
+	typ := schemaResp.IdentitySchema.Type().TerraformType(ctx)
+	for _, v := range []map[string]any{
+		{"namespace": "Apps", "release_name": "podinfo"},
+		{"namespace": "apps", "release_name": "a-release-name-that-is-longer-than-helm-allows-53-chars"},
+		{"namespace": "apps", "release_name": "podinfo", "storage_namespace": "no/such"},
+	} {
+		req := resource.ImportStateRequest{Identity: &tfsdk.ResourceIdentity{Schema: schemaResp.IdentitySchema, Raw: valueOf(t, typ, v)}}
+		resp := &resource.ImportStateResponse{}
+		r.ImportState(ctx, req, resp)
+		if !resp.Diagnostics.HasError() || resp.Diagnostics[0].Summary() != "Invalid import identity" {
+			t.Errorf("%v: diagnostics %v", v, resp.Diagnostics)
+		}
 	}
 }
