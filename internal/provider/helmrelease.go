@@ -36,6 +36,9 @@ var (
 
 func (r *helmReleaseResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_helmrelease"
+	// The identity's namespace is the resource's, which may change in
+	// place (helmReleaseIdentity).
+	resp.ResourceBehavior.MutableIdentity = true
 }
 
 func (r *helmReleaseResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
@@ -144,6 +147,7 @@ func (r *helmReleaseResource) ModifyPlan(ctx context.Context, req resource.Modif
 		if resp.Diagnostics.HasError() {
 			return
 		}
+		defer r.planReleaseIdentity(ctx, resp)
 		rebuilt, diags := r.loadBook(ctx, state, req.Private)
 		resp.Diagnostics.Append(diags...)
 		if resp.Diagnostics.HasError() {
@@ -286,6 +290,17 @@ func (r *helmReleaseResource) ModifyPlan(ctx context.Context, req resource.Modif
 		plan.Drift = emptyDrift()
 	}
 	resp.Diagnostics.Append(setModel(ctx, &resp.Plan, &plan)...)
+}
+
+// planReleaseIdentity plans the identity that an in-place update returns:
+// the state's, or with a new namespace. (A replacement's is the create's.)
+func (r *helmReleaseResource) planReleaseIdentity(ctx context.Context, resp *resource.ModifyPlanResponse) {
+	if resp.Diagnostics.HasError() || len(resp.RequiresReplace) > 0 {
+		return
+	}
+	var m helmReleaseModel
+	resp.Diagnostics.Append(getModel(ctx, resp.Plan, &m)...)
+	resp.Diagnostics.Append(setReleaseIdentity(ctx, resp.Identity, &m)...)
 }
 
 // planSuspended plans a suspended release: nothing happens to it, so its
@@ -529,6 +544,7 @@ func (r *helmReleaseResource) Create(ctx context.Context, req resource.CreateReq
 	owner := kube.NewOwnerID()
 	if saved, fps := r.reconcile(ctx, &plan, nil, nil, owner, &resp.Diagnostics); saved {
 		resp.Diagnostics.Append(setModel(ctx, &resp.State, &plan)...)
+		resp.Diagnostics.Append(setReleaseIdentity(ctx, resp.Identity, &plan)...)
 		resp.Diagnostics.Append(writeFingerprints(ctx, resp.Private, fps)...)
 		resp.Diagnostics.Append(writeOwner(ctx, resp.Private, owner)...)
 		resp.Diagnostics.Append(writeBook(ctx, resp.Private, plan.Book)...)
@@ -547,6 +563,7 @@ func (r *helmReleaseResource) Update(ctx context.Context, req resource.UpdateReq
 		// configuration, and the release's attributes stay as read.
 		plan.keepRelease(&state)
 		resp.Diagnostics.Append(setModel(ctx, &resp.State, &plan)...)
+		resp.Diagnostics.Append(setReleaseIdentity(ctx, resp.Identity, &plan)...)
 		return
 	}
 	if _, diags := r.loadBook(ctx, &state, req.Private); diags.HasError() {
@@ -556,6 +573,7 @@ func (r *helmReleaseResource) Update(ctx context.Context, req resource.UpdateReq
 	owner := ownerOrNew(ctx, req.Private)
 	if saved, fps := r.reconcile(ctx, &plan, &state, readFingerprints(ctx, req.Private), owner, &resp.Diagnostics); saved {
 		resp.Diagnostics.Append(setModel(ctx, &resp.State, &plan)...)
+		resp.Diagnostics.Append(setReleaseIdentity(ctx, resp.Identity, &plan)...)
 		resp.Diagnostics.Append(writeFingerprints(ctx, resp.Private, fps)...)
 		resp.Diagnostics.Append(writeOwner(ctx, resp.Private, owner)...)
 		resp.Diagnostics.Append(writeBook(ctx, resp.Private, plan.Book)...)
@@ -643,6 +661,9 @@ func (r *helmReleaseResource) reconcile(ctx context.Context, m, state *helmRelea
 func (r *helmReleaseResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var state helmReleaseModel
 	resp.Diagnostics.Append(getModel(ctx, req.State, &state)...)
+	// First, so that every way out has it, a release found gone (its
+	// removal from state too) included.
+	resp.Diagnostics.Append(setReleaseIdentity(ctx, resp.Identity, &state)...)
 	if resp.Diagnostics.HasError() || r.configUnknown() {
 		return
 	}
@@ -678,6 +699,7 @@ func (r *helmReleaseResource) Read(ctx context.Context, req resource.ReadRequest
 	// the previous one's.
 	state.Changes = types.ListNull(driftEntryType)
 	resp.Diagnostics.Append(setModel(ctx, &resp.State, &state)...)
+	resp.Diagnostics.Append(setReleaseIdentity(ctx, resp.Identity, &state)...)
 	resp.Diagnostics.Append(writeFingerprints(ctx, resp.Private, status.Fingerprints)...)
 	resp.Diagnostics.Append(writeBook(ctx, resp.Private, state.Book)...)
 }
@@ -722,10 +744,23 @@ func (r *helmReleaseResource) Delete(ctx context.Context, req resource.DeleteReq
 // artifact there has the release's chart name and version, so that a
 // configuration that matches the running release plans nothing after the
 // import.
+//
+// An import block's identity (namespace, release_name, storage_namespace)
+// names the release explicitly; its objects' namespace then gives the
+// target namespace, and the release name the name (importedFrom).
 func (r *helmReleaseResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	id, err := release.ParseImportID(req.ID)
-	if err != nil {
+	byIdentity := req.ID == "" && req.Identity != nil
+	var id release.ImportID
+	if byIdentity {
+		var diags diag.Diagnostics
+		id, diags = releaseImportIdentity(ctx, req.Identity)
+		resp.Diagnostics.Append(diags...)
+	} else if parsed, err := release.ParseImportID(req.ID); err != nil {
 		resp.Diagnostics.AddError("Invalid import ID", err.Error())
+	} else {
+		id = parsed
+	}
+	if resp.Diagnostics.HasError() {
 		return
 	}
 	if r.configUnknown() {
@@ -741,6 +776,9 @@ func (r *helmReleaseResource) ImportState(ctx context.Context, req resource.Impo
 		}
 		addReleaseDiag(&resp.Diagnostics, "Cannot import the release", err)
 		return
+	}
+	if byIdentity {
+		id = importedFrom(id, imp.TargetNamespace)
 	}
 	if objs := id.ReleaseNamespace(); imp.TargetNamespace != objs {
 		resp.Diagnostics.AddError("Invalid import ID",
@@ -777,6 +815,7 @@ func (r *helmReleaseResource) ImportState(ctx context.Context, req resource.Impo
 	m.Drift = emptyDrift()
 	m.Changes = types.ListNull(driftEntryType)
 	resp.Diagnostics.Append(setModel(ctx, &resp.State, &m)...)
+	resp.Diagnostics.Append(setReleaseIdentity(ctx, resp.Identity, &m)...)
 	// The import is the user saying "this release is this resource's": the
 	// instance takes the owner the release records, or a new one that its
 	// next upgrade records.

@@ -434,6 +434,7 @@ func (r *resourceSetResource) Create(ctx context.Context, req resource.CreateReq
 		return
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	resp.Diagnostics.Append(setResourceSetIdentity(ctx, resp.Identity, &plan)...)
 	resp.Diagnostics.Append(writeFingerprints(ctx, resp.Private, inSync)...)
 	resp.Diagnostics.Append(writeOwner(ctx, resp.Private, owner)...)
 }
@@ -451,6 +452,7 @@ func (r *resourceSetResource) Update(ctx context.Context, req resource.UpdateReq
 	// objects carry none, and the plan's dry runs did not add one.
 	inSync := r.apply(ctx, &plan, prev, inventorySteps(ctx, state.Inventory), readOwner(ctx, req.Private), &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	resp.Diagnostics.Append(setResourceSetIdentity(ctx, resp.Identity, &plan)...)
 	resp.Diagnostics.Append(writeFingerprints(ctx, resp.Private, inSync)...)
 }
 
@@ -527,6 +529,8 @@ func (r *resourceSetResource) keepInventory(m *resourceSetModel, prev []kube.Ent
 func (r *resourceSetResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var state resourceSetModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	// First, so that every way out has it.
+	resp.Diagnostics.Append(setResourceSetIdentity(ctx, resp.Identity, &state)...)
 	if resp.Diagnostics.HasError() || r.data == nil || r.data.unknown {
 		return
 	}
@@ -592,10 +596,20 @@ func (r *resourceSetResource) Delete(ctx context.Context, req resource.DeleteReq
 // set adopted (their adoption record says so) stay adopted, so that destroy
 // deletes only what the set created. The configuration fills in the rest at
 // the next plan.
+//
+// An import block's identity (namespace, name) names the same as the ID.
 func (r *resourceSetResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	ns, name, ok := strings.Cut(req.ID, "/")
+	importID := req.ID
+	if importID == "" && req.Identity != nil {
+		var diags diag.Diagnostics
+		importID, diags = resourceSetImportID(ctx, req.Identity)
+		if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
+			return
+		}
+	}
+	ns, name, ok := strings.Cut(importID, "/")
 	if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
-		resp.Diagnostics.AddError("Invalid import ID", fmt.Sprintf("import ID %q: want <namespace>/<name>", req.ID))
+		resp.Diagnostics.AddError("Invalid import ID", fmt.Sprintf("import ID %q: want <namespace>/<name>", importID))
 		return
 	}
 	if r.data == nil || r.data.unknown {
@@ -608,7 +622,7 @@ func (r *resourceSetResource) ImportState(ctx context.Context, req resource.Impo
 		return
 	}
 	m := resourceSetModel{
-		ID: types.StringValue(req.ID), Name: types.StringValue(name), Namespace: types.StringValue(ns),
+		ID: types.StringValue(importID), Name: types.StringValue(name), Namespace: types.StringValue(ns),
 		Inputs: types.DynamicNull(), Resources: types.DynamicNull(), ResourcesTemplate: types.StringNull(), Steps: types.DynamicNull(),
 		Wait: types.BoolValue(false), Timeout: types.StringValue(durationText(resourceset.DefaultTimeout)), ServiceAccountName: types.StringNull(), Force: types.BoolValue(false),
 		TakeOverFrom: types.ListNull(types.StringType), InputsFrom: types.ListValueMust(inputsFromElemType(), nil),
@@ -617,6 +631,7 @@ func (r *resourceSetResource) ImportState(ctx context.Context, req resource.Impo
 		Drift: types.ListValueMust(driftEntryType, nil), Changes: types.ListNull(driftEntryType), Conditions: types.ListNull(conditionType),
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+	resp.Diagnostics.Append(setResourceSetIdentity(ctx, resp.Identity, &m)...)
 	resp.Diagnostics.Append(writeOwner(ctx, resp.Private, imp.Owner)...)
 }
 

@@ -1,0 +1,217 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	"github.com/hashicorp/terraform-plugin-testing/tfversion"
+
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
+)
+
+// needsIdentity skips a run under a CLI that keeps no resource identity
+// (before Terraform 1.12 and OpenTofu 1.12), naming the reason. It is the one
+// place that knows which CLIs support identity: the cases below add it to
+// their TerraformVersionChecks. Under those CLIs the provider's identity is
+// never sent or kept; that they still plan, apply and import by ID is what
+// the release and set lifecycle and import cases check under every CLI.
+func needsIdentity() tfversion.TerraformVersionCheck { return identityCheck{} }
+
+type identityCheck struct{}
+
+func (identityCheck) CheckTerraformVersion(_ context.Context, req tfversion.CheckTerraformVersionRequest, resp *tfversion.CheckTerraformVersionResponse) {
+	if req.TerraformVersion == nil || req.TerraformVersion.LessThan(tfversion.Version1_12_0) {
+		resp.Skip = fmt.Sprintf("resource identity (identity in state, import blocks with identity) needs Terraform 1.12+ or OpenTofu 1.12+; this CLI is %v", req.TerraformVersion)
+	}
+}
+
+// expectReleaseIdentity checks the release's identity, and that each of its
+// values is the state's attribute of the same name.
+func expectReleaseIdentity(ns, releaseName, storageNS string) []statecheck.StateCheck {
+	return []statecheck.StateCheck{
+		statecheck.ExpectIdentity(releaseAddr, map[string]knownvalue.Check{
+			"namespace":         knownvalue.StringExact(ns),
+			"release_name":      knownvalue.StringExact(releaseName),
+			"storage_namespace": knownvalue.StringExact(storageNS),
+		}),
+		statecheck.ExpectIdentityValueMatchesState(releaseAddr, tfjsonpath.New("namespace")),
+		statecheck.ExpectIdentityValueMatchesState(releaseAddr, tfjsonpath.New("release_name")),
+		statecheck.ExpectIdentityValueMatchesState(releaseAddr, tfjsonpath.New("storage_namespace")),
+	}
+}
+
+// TestAccHelmRelease_identity: a release as Flux makes one for a HelmRelease
+// with a target namespace (release apps-podinfo, stored in flux-system) has
+// the identity {namespace, release_name, storage_namespace}; an import block
+// with that identity imports it into the same configuration with no change
+// (the name and target namespace come from the release).
+func TestAccHelmRelease_identity(t *testing.T) {
+	t.Parallel()
+	accTestEach(t, func(t *testing.T) resource.TestCase {
+		fs, apps := uniqueNamespace(t, "flux-system"), uniqueNamespace(t, "apps")
+		cacheDir := t.TempDir()
+		chartDir := chartCopy(t, "1.0.0")
+		rel := apps + "-podinfo"
+		body := fmt.Sprintf("  target_namespace = %q\n", apps)
+		return resource.TestCase{
+			TerraformVersionChecks: []tfversion.TerraformVersionCheck{needsIdentity()},
+			CheckDestroy:           storedIn(t, fs, rel, nil, apps),
+			Steps: []resource.TestStep{
+				{
+					Config:            releaseConfig(cacheDir, chartDir, fs, body),
+					ConfigStateChecks: expectReleaseIdentity(fs, rel, fs),
+					Check:             storedIn(t, fs, rel, []string{"1:deployed"}, apps),
+				},
+				{
+					ResourceName:    releaseAddr,
+					ImportState:     true,
+					ImportStateKind: resource.ImportBlockWithResourceIdentity,
+				},
+			},
+		}
+	})
+}
+
+// TestAccHelmRelease_importByIdentity: a release installed with
+// `helm install -n <ns> podinfo` is imported with the identity a helm_release
+// of hashicorp/helm has, {namespace, release_name} (storage_namespace left to
+// its default), into the configuration that matches it: no change, and the
+// identity kept has the storage namespace. An identity that names no release
+// fails, naming it.
+func TestAccHelmRelease_importByIdentity(t *testing.T) {
+	t.Parallel()
+	accTestEach(t, func(t *testing.T) resource.TestCase {
+		ns := uniqueNamespace(t, "hr-identity")
+		cacheDir := t.TempDir()
+		chartDir := chartCopy(t, "1.0.0")
+		body := `  values = { replicaCount = 2 }`
+		importing := func(releaseName string) string {
+			return releaseConfig(cacheDir, chartDir, ns, body) + fmt.Sprintf(`
+import {
+  to = stevedore_helmrelease.podinfo
+  identity = {
+    namespace    = %q
+    release_name = %q
+  }
+}
+`, ns, releaseName)
+		}
+		first, _ := importSteps(t, cacheDir, chartDir, ns, body, "unused", func(chartPath string) error {
+			return testenv.HelmInstall(testenv.Need(t).Cluster.Kubeconfig, ns, "podinfo", chartPath, map[string]any{"replicaCount": 2})
+		})
+		return resource.TestCase{
+			TerraformVersionChecks: []tfversion.TerraformVersionCheck{needsIdentity()},
+			CheckDestroy:           storedIn(t, ns, "podinfo", nil),
+			Steps: []resource.TestStep{
+				first,
+				{
+					Config:      importing("absent"),
+					ExpectError: regexp.MustCompile(`no\s+release\s+"absent"\s+in\s+storage\s+namespace\s+"` + ns + `"`),
+				},
+				{
+					Config:           importing("podinfo"),
+					ConfigPlanChecks: expectAction(plancheck.ResourceActionNoop),
+					ConfigStateChecks: append(expectReleaseIdentity(ns, "podinfo", ns),
+						statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(1))),
+					Check: storedIn(t, ns, "podinfo", []string{"1:deployed"}),
+				},
+			},
+		}
+	})
+}
+
+// TestAccResourceSet_identity: a set's identity is {namespace, name}, each
+// its attribute. An import block with it, planned over the same
+// configuration, finds the set with that identity (the plan then fills in
+// the configuration, as after an import by ID). A set that a `removed` block
+// took out of the state, its objects left in place, is imported back with an
+// import block's identity and applied: the objects stay, the identity is
+// the same.
+func TestAccResourceSet_identity(t *testing.T) {
+	t.Parallel()
+	accTestEach(t, func(t *testing.T) resource.TestCase {
+		ns := uniqueNamespace(t, "rs-identity")
+		set := fmt.Sprintf(`
+resource "stevedore_resourceset" "paths" {
+  name      = "identity"
+  namespace = %q
+  resources = [
+    { apiVersion = "v1", kind = "ConfigMap", metadata = { name = "one" }, data = { a = "b" } },
+  ]
+}
+`, ns)
+		identity := []statecheck.StateCheck{
+			statecheck.ExpectIdentity(setAddr, map[string]knownvalue.Check{
+				"namespace": knownvalue.StringExact(ns),
+				"name":      knownvalue.StringExact("identity"),
+			}),
+			statecheck.ExpectIdentityValueMatchesState(setAddr, tfjsonpath.New("namespace")),
+			statecheck.ExpectIdentityValueMatchesState(setAddr, tfjsonpath.New("name")),
+		}
+		objectThere := func(*terraform.State) error {
+			if !exists(t, "v1", "ConfigMap", ns, "one") {
+				return fmt.Errorf("ConfigMap %s/one missing", ns)
+			}
+			return nil
+		}
+		return resource.TestCase{
+			TerraformVersionChecks: []tfversion.TerraformVersionCheck{needsIdentity()},
+			CheckDestroy: func(*terraform.State) error {
+				if exists(t, "v1", "ConfigMap", ns, "one") {
+					return fmt.Errorf("ConfigMap %s/one left after destroy", ns)
+				}
+				return nil
+			},
+			Steps: []resource.TestStep{
+				{
+					Config:            providerBlock("") + set,
+					ConfigStateChecks: identity,
+					Check:             objectThere,
+				},
+				{
+					ResourceName:    setAddr,
+					ImportState:     true,
+					ImportStateKind: resource.ImportBlockWithResourceIdentity,
+					// An imported set's configuration attributes are null
+					// until its first apply.
+					ExpectNonEmptyPlan: true,
+				},
+				{
+					Config: providerBlock("") + `
+removed {
+  from = stevedore_resourceset.paths
+  lifecycle {
+    destroy = false
+  }
+}
+`,
+					Check: objectThere,
+				},
+				{
+					Config: providerBlock("") + set + fmt.Sprintf(`
+import {
+  to = stevedore_resourceset.paths
+  identity = {
+    namespace = %q
+    name      = "identity"
+  }
+}
+`, ns),
+					ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(setAddr, plancheck.ResourceActionUpdate),
+					}},
+					ConfigStateChecks: identity,
+					Check:             objectThere,
+				},
+			},
+		}
+	})
+}
