@@ -521,7 +521,6 @@ func emptyDrift() types.List { return types.ListValueMust(driftEntryType, nil) }
 // unknown. The post-renderers digest is that of the last release made, so it
 // stays.
 func (m *helmReleaseModel) copyStatus(s *helmReleaseModel) {
-	m.ID = s.ID
 	m.ReleaseName, m.StorageNamespace = s.ReleaseName, s.StorageNamespace
 	m.Status, m.Version = s.Status, s.Version
 	m.ChartName, m.ChartVersion, m.AppVersion = s.ChartName, s.ChartVersion, s.AppVersion

@@ -510,10 +510,16 @@ func valuesFrom(v types.Dynamic) (map[string]any, error) {
 // setTriggers sets what Flux's annotation triggers say for an apply from
 // state to plan: a new generation (or reset_token) resets the failure
 // counters, a new force_token forces one install or upgrade. A force_token
-// not known yet at plan may force.
+// not known yet at plan may force. So does a new name or namespace of a
+// release that keeps its release name and storage (both set explicitly):
+// the upgrade puts the new origin labels (`stevedore.dev/name` and
+// `stevedore.dev/namespace`) on its objects, which nothing else would.
 func setTriggers(ctx context.Context, spec *release.Spec, state, plan *helmReleaseModel) {
 	spec.ResetFailures = newGeneration(ctx, state, plan)
 	spec.Force = state != nil && !plan.ForceToken.IsNull() && !plan.ForceToken.Equal(state.ForceToken)
+	if state != nil && (!plan.Name.Equal(state.Name) || !plan.Namespace.Equal(state.Namespace)) {
+		spec.Force = true
+	}
 }
 
 // newGeneration reports whether the configuration of plan differs from the

@@ -319,3 +319,46 @@ func TestHelmReleaseImport_invalidIDShowsBothForms(t *testing.T) {
 		}
 	}
 }
+
+// TestAccHelmRelease_renameKeepsTheRelease: a new name or namespace of a
+// release whose release name, storage namespace and target namespace are
+// set explicitly is the same Helm release, renamed as a HelmRelease would be:
+// an in-place upgrade (one new revision, no uninstall) that puts the new
+// origin labels on its objects, and an id that follows.
+func TestAccHelmRelease_renameKeepsTheRelease(t *testing.T) {
+	t.Parallel()
+	accTestEach(t, func(t *testing.T) tfresource.TestCase {
+		ns, other := uniqueNamespace(t, "hr-ren"), uniqueNamespace(t, "hr-ren-to")
+		cacheDir, chartDir := t.TempDir(), chartCopy(t, "1.0.0")
+		config := func(namespace string) string {
+			return strings.Replace(releaseConfig(cacheDir, chartDir, ns, fmt.Sprintf(`
+  release_name      = "podinfo"
+  storage_namespace = %q
+  target_namespace  = %q`, ns, ns)), fmt.Sprintf("namespace = %q", ns), fmt.Sprintf("namespace = %q", namespace), 1)
+		}
+		originLabel := func(want string) tfresource.TestCheckFunc {
+			return checkObjectField(t, "v1", "ConfigMap", ns, "podinfo", want, "metadata", "labels", "stevedore.dev/namespace")
+		}
+		return tfresource.TestCase{
+			Steps: []tfresource.TestStep{
+				{
+					Config: config(ns),
+					Check:  tfresource.ComposeTestCheckFunc(checkRevisions(t, ns, "podinfo", "1:deployed"), originLabel(ns)),
+				},
+				{
+					Config: config(other),
+					ConfigPlanChecks: tfresource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionUpdate),
+						plancheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("id"), knownvalue.StringExact(other+"/podinfo")),
+						plancheck.ExpectUnknownValue(releaseAddr, tfjsonpath.New("version")),
+					}},
+					ConfigStateChecks: []statecheck.StateCheck{
+						statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("id"), knownvalue.StringExact(other+"/podinfo")),
+						statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(2)),
+					},
+					Check: tfresource.ComposeTestCheckFunc(checkRevisions(t, ns, "podinfo", "1:superseded", "2:deployed"), originLabel(other)),
+				},
+			},
+		}
+	})
+}
