@@ -63,14 +63,16 @@ func oldestCLI() cli {
 // no test fails TestSmokeUnderOldestCLI_namesTests. A case in it that needs a
 // feature Terraform 1.5.7 lacks skips there with the reason (needsCLI).
 var smokeUnderOldestCLI = map[string]string{
-	"TestAccHelmChartArtifact_httpRepository":          "stevedore_helmchart_artifact: create, a new version in range (upgrade), the cache deleted (drift), destroy",
-	"TestAccHelmRelease_lifecycle":                     "stevedore_helmrelease: install, upgrades, drift seen and corrected, destroy",
-	"TestAccHelmRelease_importHelmInstalled":           "stevedore_helmrelease: import block of a release the Helm SDK installed, empty plan",
-	"TestAccResourceSet_tenantsMatrixPruneAndDrift":    "stevedore_resourceset: create, update, prune, drift, destroy",
-	"TestAccOwnership_killedSetCreateRecoversByImport": "stevedore_resourceset: import (terraform import), apply, destroy",
-	"TestAccHelmTemplate_isHelmTemplate":               "data source stevedore_helm_template: read",
-	"TestAccResourceSetRender":                         "data source stevedore_resourceset_render: read",
-	"TestAccResourceSetInputs_static":                  "data source stevedore_resourceset_inputs: read",
+	"TestAccHelmChartArtifact_httpRepository":             "stevedore_helmchart_artifact: create, a new version in range (upgrade), the cache deleted (drift), destroy",
+	"TestAccHelmRelease_lifecycle":                        "stevedore_helmrelease: install, upgrades, drift seen and corrected, destroy",
+	"TestAccHelmRelease_importHelmInstalled":              "stevedore_helmrelease: import block of a release the Helm SDK installed, empty plan",
+	"TestAccResourceSet_tenantsMatrixPruneAndDrift":       "stevedore_resourceset: create, update, prune, drift, destroy",
+	"TestAccOwnership_killedSetCreateRecoversByImport":    "stevedore_resourceset: import (terraform import), apply, destroy",
+	"TestAccHelmTemplate_isHelmTemplate":                  "data source stevedore_helm_template: read",
+	"TestAccResourceSetRender":                            "data source stevedore_resourceset_render: read",
+	"TestAccHelmRelease_importFluxReleaseByHelmReleaseID": "stevedore_helmrelease: import of a release helm-controller made, by the HelmRelease's ID, empty plan",
+	"TestAccOwnership_takeOverFromFluxOperator":           "stevedore_resourceset: take-over of flux-operator's objects, prune, destroy",
+	"TestAccResourceSetInputs_static":                     "data source stevedore_resourceset_inputs: read",
 }
 
 // inSmokeSubset reports whether the test named name (t.Name()) belongs to
