@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	tfresource "github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/tfversion"
 )
 
@@ -71,6 +72,33 @@ func TestCLIFeature_lacks(t *testing.T) {
 	check.CheckTerraformVersion(context.Background(), tfversion.CheckTerraformVersionRequest{}, &resp)
 	if resp.Error != nil || !strings.Contains(resp.Skip, "terraform 1.11.2 lacks resource identity (Terraform >= 1.12.0, OpenTofu >= 1.12.0)") {
 		t.Errorf("needsCLI under Terraform 1.11.2: skip %q, error %v", resp.Skip, resp.Error)
+	}
+
+	// A test that runs the CLI itself skips with cli.need.
+	var sub *testing.T
+	t.Run("need", func(t *testing.T) {
+		sub = t
+		fake("terraform", "1.5.7").need(t, cliMovedAcrossTypes)
+		t.Error("need did not skip under Terraform 1.5.7")
+	})
+	if !sub.Skipped() {
+		t.Error("need did not skip under Terraform 1.5.7")
+	}
+
+	// runUnder binds each run's cli to the case's needsCLI checks: the same
+	// case skips under one CLI and runs under another.
+	tc := tfresource.TestCase{TerraformVersionChecks: []tfversion.TerraformVersionCheck{needsCLI(cliIdentity)}}
+	for _, run := range []struct {
+		cli  cli
+		skip bool
+	}{{fake("opentofu", "1.11.5"), true}, {fake("opentofu", "1.12.6"), false}} {
+		runUnder(t, run.cli, &protocolRecord{}, tc, func(t *testing.T, tc tfresource.TestCase) {
+			var resp tfversion.CheckTerraformVersionResponse
+			tc.TerraformVersionChecks[0].CheckTerraformVersion(context.Background(), tfversion.CheckTerraformVersionRequest{}, &resp)
+			if resp.Error != nil || (resp.Skip != "") != run.skip {
+				t.Errorf("%s: skip %q, error %v, want skip=%v", run.cli.name, resp.Skip, resp.Error, run.skip)
+			}
+		})
 	}
 }
 

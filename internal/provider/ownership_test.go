@@ -580,10 +580,14 @@ func TestAccOwnership_takeOverFromFluxOperator(t *testing.T) {
 			cm.SetName(name)
 			cm.SetLabels(map[string]string{"resourceset.fluxcd.controlplane.io/name": "tenants", "resourceset.fluxcd.controlplane.io/namespace": "flux-system"})
 			cm.Object["data"] = map[string]any{"v": "flux-operator"}
-			if err := testClient(t).Patch(ctx, cm, client.Apply, client.FieldOwner("flux-operator"), client.ForceOwnership); err != nil {
+			if err := testClient(t).Apply(ctx, client.ApplyConfigurationFromUnstructured(cm), client.FieldOwner("flux-operator"), client.ForceOwnership); err != nil {
 				t.Fatal(err)
 			}
-			uids[name] = string(cm.GetUID())
+			var applied corev1.ConfigMap
+			if err := testClient(t).Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &applied); err != nil {
+				t.Fatal(err)
+			}
+			uids[name] = string(applied.UID)
 		}
 		body := func(takeOver string, tenants ...string) string {
 			var inputs []string
