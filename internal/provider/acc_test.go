@@ -8,9 +8,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
+	"github.com/hashicorp/go-version"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/tfversion"
 
@@ -19,23 +21,189 @@ import (
 
 // cli is a Terraform-compatible binary the acceptance tests run under.
 type cli struct {
+	// name names the run: its subtest, and a part of the names of its
+	// namespaces in some tests.
 	name string
-	path string
+	// product is "terraform" or "opentofu", as cliFeature tells them apart.
+	product string
+	path    string
 }
 
 // clis are the binaries every acceptance case runs under: the newest
 // OpenTofu (bin/tofu, tools/tofu) and the newest Terraform (bin/terraform-newest,
 // tools/terraform-newest) that the Go module proxy serves, both built by
-// `make tools`. Terraform 1.5.7 (bin/terraform), the oldest CLI supported,
-// runs the smoke subset (oldestCLI).
-// Without them a case fails, or is skipped under -short when skipShort.
+// `make tools`; and, for the tests of the smoke subset (smokeUnderOldestCLI),
+// oldestCLI as well. Without them a case fails, or is skipped under -short
+// when skipShort.
 func clis(t *testing.T, skipShort bool) []cli {
 	t.Helper()
 	bin := testenv.BinDir()
-	return needCLIs(t, skipShort,
-		cli{name: "tofu", path: filepath.Join(bin, "tofu")},
-		cli{name: "terraform", path: filepath.Join(bin, "terraform-newest")},
-	)
+	all := []cli{
+		{name: "tofu", product: "opentofu", path: filepath.Join(bin, "tofu")},
+		{name: "terraform", product: "terraform", path: filepath.Join(bin, "terraform-newest")},
+	}
+	if inSmokeSubset(t.Name()) {
+		all = append(all, oldestCLI())
+	}
+	return needCLIs(t, skipShort, all...)
+}
+
+// oldestCLI is the oldest CLI supported: Terraform 1.5.7 (bin/terraform,
+// tools/terraform), the last release under the MPL, which people who stay
+// on it still run. It runs the smoke subset, smokeUnderOldestCLI, not every
+// case: enough to keep the provider working for them at a small cost.
+func oldestCLI() cli {
+	return cli{name: "terraform-oldest", product: "terraform", path: filepath.Join(testenv.BinDir(), "terraform")}
+}
+
+// smokeUnderOldestCLI are the tests that run under oldestCLI as well as under
+// clis' newest two, each with what it covers there: install, upgrade, drift,
+// import and destroy of each resource, and each data source's read. Each
+// name is a test function's (its every subtest runs); a name that matches
+// no test fails TestSmokeUnderOldestCLI_namesTests. A case in it that needs a
+// feature Terraform 1.5.7 lacks skips there with the reason (needsCLI).
+var smokeUnderOldestCLI = map[string]string{
+	"TestAccHelmChartArtifact_httpRepository":             "stevedore_helmchart_artifact: create, a new version in range (upgrade), the cache deleted (drift), destroy",
+	"TestAccHelmRelease_lifecycle":                        "stevedore_helmrelease: install, upgrades, drift seen and corrected, destroy",
+	"TestAccHelmRelease_importHelmInstalled":              "stevedore_helmrelease: import block of a release the Helm SDK installed, empty plan",
+	"TestAccResourceSet_tenantsMatrixPruneAndDrift":       "stevedore_resourceset: create, update, prune, drift, destroy",
+	"TestAccOwnership_killedSetCreateRecoversByImport":    "stevedore_resourceset: import (terraform import), apply, destroy",
+	"TestAccHelmTemplate_isHelmTemplate":                  "data source stevedore_helm_template: read",
+	"TestAccResourceSetRender":                            "data source stevedore_resourceset_render: read",
+	"TestAccHelmRelease_importFluxReleaseByHelmReleaseID": "stevedore_helmrelease: import of a release helm-controller made, by the HelmRelease's ID, empty plan",
+	"TestAccOwnership_takeOverFromFluxOperator":           "stevedore_resourceset: take-over of flux-operator's objects, prune, destroy",
+	"TestAccResourceSetInputs_static":                     "data source stevedore_resourceset_inputs: read",
+}
+
+// inSmokeSubset reports whether the test named name (t.Name()) belongs to
+// smokeUnderOldestCLI: it, or the test function it is a subtest of.
+func inSmokeSubset(name string) bool {
+	top, _, _ := strings.Cut(name, "/")
+	_, ok := smokeUnderOldestCLI[top]
+	return ok
+}
+
+// cliFeature is something of the CLI that not every CLI under test has. A
+// case that needs one says so, in one place, and is skipped under a CLI that
+// lacks it, with the reason:
+//
+//   - a case run by accTest, accTestEach or underCLIs lists it in its
+//     TerraformVersionChecks: needsCLI(cliWriteOnly, ...);
+//   - a test that runs the CLI itself (forEachCLI, workspace) calls
+//     c.need(t, cliWriteOnly, ...) with the run's cli.
+//
+// A feature is the versions of each product that have it, as go-version
+// constraints; alternatives are joined by "||" (a fix backported to an older
+// minor line).
+type cliFeature struct {
+	what      string
+	terraform string
+	opentofu  string
+}
+
+// The features that some supported CLIs lack. Add one here, with the first
+// versions that have it, rather than comparing versions in a test.
+var (
+	// cliMovedAcrossTypes: a moved block whose from and to are resources of
+	// different types (from another provider's resource to stevedore's).
+	cliMovedAcrossTypes = cliFeature{
+		what:      "moved blocks between resource types",
+		terraform: ">= 1.8.0",
+		opentofu:  ">= 1.10.0",
+	}
+	// cliMovedAcrossTypesFullSource: cliMovedAcrossTypes where the providers
+	// are named by full source addresses, as every resource.Test case names
+	// stevedore (providerSource: registry.terraform.io under OpenTofu too).
+	// OpenTofu resolves these from 1.11.12 and 1.12.4.
+	cliMovedAcrossTypesFullSource = cliFeature{
+		what:      "moved blocks between resource types of providers named by full source addresses",
+		terraform: ">= 1.8.0",
+		opentofu:  "~> 1.11.12 || >= 1.12.4",
+	}
+	// cliWriteOnly: write-only attributes (never stored in plan or state).
+	cliWriteOnly = cliFeature{
+		what:      "write-only attributes",
+		terraform: ">= 1.11.0",
+		opentofu:  ">= 1.11.0",
+	}
+	// cliIdentity: resource identity (import blocks by identity, the
+	// identity in state and in list results).
+	cliIdentity = cliFeature{
+		what:      "resource identity",
+		terraform: ">= 1.12.0",
+		opentofu:  ">= 1.12.0",
+	}
+)
+
+// lacks says why c lacks one of features ("" when it has them all).
+func (c cli) lacks(features ...cliFeature) (string, error) {
+	raw, err := c.version()
+	if err != nil {
+		return "", err
+	}
+	v, err := version.NewVersion(raw)
+	if err != nil {
+		return "", fmt.Errorf("%s version %q: %w", c.path, raw, err)
+	}
+	for _, f := range features {
+		var want string
+		switch c.product {
+		case "terraform":
+			want = f.terraform
+		case "opentofu":
+			want = f.opentofu
+		default:
+			return "", fmt.Errorf("cli %s: unknown product %q", c.name, c.product)
+		}
+		has := false
+		for alt := range strings.SplitSeq(want, "||") {
+			cs, err := version.NewConstraint(strings.TrimSpace(alt))
+			if err != nil {
+				return "", fmt.Errorf("cliFeature %q: %w", f.what, err)
+			}
+			has = has || cs.Check(v.Core())
+		}
+		if !has {
+			return fmt.Sprintf("%s %s lacks %s (Terraform %s, OpenTofu %s)", c.product, raw, f.what, f.terraform, f.opentofu), nil
+		}
+	}
+	return "", nil
+}
+
+// need skips t, with the reason, when c lacks one of features.
+func (c cli) need(t *testing.T, features ...cliFeature) {
+	t.Helper()
+	why, err := c.lacks(features...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if why != "" {
+		t.Skip(why)
+	}
+}
+
+// needsCLI is how a resource.Test case says that it needs features of the
+// CLI: put it in the case's TerraformVersionChecks. Under a CLI that lacks
+// one, the run is skipped with the reason (cli.lacks) before any step.
+func needsCLI(features ...cliFeature) tfversion.TerraformVersionCheck {
+	return cliNeeds{features: features}
+}
+
+// cliNeeds is needsCLI's check; runUnder binds the run's cli to it, since
+// the harness passes a check only the version, which does not tell
+// OpenTofu from Terraform.
+type cliNeeds struct {
+	features []cliFeature
+	cli      *cli
+}
+
+func (n cliNeeds) CheckTerraformVersion(_ context.Context, _ tfversion.CheckTerraformVersionRequest, resp *tfversion.CheckTerraformVersionResponse) {
+	if n.cli == nil {
+		resp.Error = fmt.Errorf("needsCLI is for cases run by accTest, accTestEach or underCLIs")
+		return
+	}
+	why, err := n.cli.lacks(n.features...)
+	resp.Error, resp.Skip = err, why
 }
 
 // needCLIs returns all, failing t (or skipping it under -short when
@@ -182,7 +350,14 @@ func runUnder(t *testing.T, c cli, rec *protocolRecord, tc resource.TestCase, ru
 	tc.ProtoV6ProviderFactories = rec.factories()
 	var once sync.Once
 	release := func() { once.Do(cliStart.Unlock) }
-	tc.TerraformVersionChecks = append(slices.Clone(tc.TerraformVersionChecks), cliStarted{release: release, cli: c})
+	checks := slices.Clone(tc.TerraformVersionChecks)
+	for i, check := range checks {
+		if n, ok := check.(cliNeeds); ok {
+			n.cli = &c
+			checks[i] = n
+		}
+	}
+	tc.TerraformVersionChecks = append(checks, cliStarted{release: release, cli: c})
 	cliStart.Lock()
 	defer release()
 	if err := os.Setenv("TF_ACC_TERRAFORM_PATH", c.path); err != nil {

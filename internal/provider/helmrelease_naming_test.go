@@ -17,6 +17,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 	"helm.sh/helm/v3/pkg/storage/driver"
+	appsv1 "k8s.io/api/apps/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
 )
@@ -203,10 +205,13 @@ import {
 
 // TestAccHelmRelease_importFluxReleaseByHelmReleaseID: a release that Flux
 // made for HelmRelease flux-system/podinfo with targetNamespace apps (release
-// apps-podinfo, stored in flux-system, objects in apps) is imported with the
-// HelmRelease's own names, `flux-system/podinfo@apps`, into its translated
-// configuration (namespace, target_namespace, values; no release_name, no
-// storage_namespace): the plan neither replaces nor changes anything.
+// apps-podinfo, stored in flux-system, objects in apps, each labelled
+// helm.toolkit.fluxcd.io/name|namespace by helm-controller's origin
+// post-renderer: testenv.FluxInstall) is imported with the HelmRelease's own
+// names, `flux-system/podinfo@apps`, into its translated configuration
+// (namespace, target_namespace, values; no release_name, no
+// storage_namespace): the plan neither replaces nor upgrades, and shows no
+// drift (docs/guides/migrating-from-flux.md).
 func TestAccHelmRelease_importFluxReleaseByHelmReleaseID(t *testing.T) {
 	t.Parallel()
 	accTestEach(t, func(t *testing.T) tfresource.TestCase {
@@ -218,7 +223,11 @@ func TestAccHelmRelease_importFluxReleaseByHelmReleaseID(t *testing.T) {
 		body := fmt.Sprintf(`  target_namespace = %q
   values = { replicaCount = 2, config = { greeting = "flux" } }`, apps)
 		first, withImport := importSteps(t, cacheDir, chartDir, fs, body, fs+"/podinfo@"+apps, func(chartPath string) error {
-			return testenv.HelmInstallStored(testenv.Need(t).Cluster.Kubeconfig, fs, apps, rel, chartPath, values)
+			name, err := testenv.FluxInstall(testenv.Need(t).Cluster.Kubeconfig, fs, "podinfo", apps, chartPath, values)
+			if err == nil && name != rel {
+				err = fmt.Errorf("Flux named the release %q, want %q", name, rel)
+			}
+			return err
 		})
 		return tfresource.TestCase{
 			CheckDestroy: storedIn(t, fs, rel, nil, apps),
@@ -235,12 +244,32 @@ func TestAccHelmRelease_importFluxReleaseByHelmReleaseID(t *testing.T) {
 						expectStr("storage_namespace", fs),
 						expectStr("target_namespace", apps),
 						statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(1)),
+						statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("drift"), knownvalue.ListExact(nil)),
 					},
-					Check: storedIn(t, fs, rel, []string{"1:deployed"}, apps),
+					Check: tfresource.ComposeTestCheckFunc(
+						storedIn(t, fs, rel, []string{"1:deployed"}, apps),
+						fluxLabelled(t, apps, fs, "podinfo"),
+					),
 				},
 			},
 		}
 	})
+}
+
+// fluxLabelled checks that the Deployment of the release in ns still carries
+// the origin labels of HelmRelease hrNamespace/hrName: nothing rewrote it.
+func fluxLabelled(t *testing.T, ns, hrNamespace, hrName string) tfresource.TestCheckFunc {
+	return func(*terraform.State) error {
+		var list appsv1.DeploymentList
+		sel := client.MatchingLabels{"helm.toolkit.fluxcd.io/name": hrName, "helm.toolkit.fluxcd.io/namespace": hrNamespace}
+		if err := testClient(t).List(context.Background(), &list, client.InNamespace(ns), sel); err != nil {
+			return err
+		}
+		if len(list.Items) != 1 {
+			return fmt.Errorf("%d Deployments in %s carry the origin labels of HelmRelease %s/%s, want 1", len(list.Items), ns, hrNamespace, hrName)
+		}
+		return nil
+	}
 }
 
 // TestAccHelmRelease_importHandInstalledByExtendedID: release podinfo,

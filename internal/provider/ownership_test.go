@@ -558,10 +558,14 @@ func TestAccOwnership_killedReleaseDestroyConverges(t *testing.T) {
 	})
 }
 
-// A flux-operator ResourceSet's objects are refused until take_over_from
-// names flux-operator; then the plan warns, the apply takes them over in
-// place (their UIDs do not change), they are the set's (not adopted), the next
-// plan is empty, and destroy deletes them.
+// A flux-operator ResourceSet's objects (applied server-side by field manager
+// flux-operator, labelled resourceset.fluxcd.controlplane.io/name|namespace,
+// no owner references, as flux-operator applies them) are refused until
+// take_over_from names flux-operator; then the plan lists them as taken over,
+// the first apply takes them over in place (their UIDs do not change), they
+// are the set's (not adopted), the next plan is empty; one that leaves the
+// set is pruned, and destroy deletes the rest
+// (docs/guides/migrating-from-flux-operator.md).
 func TestAccOwnership_takeOverFromFluxOperator(t *testing.T) {
 	t.Parallel()
 	forEachCLI(t, func(t *testing.T, c cli) {
@@ -569,17 +573,29 @@ func TestAccOwnership_takeOverFromFluxOperator(t *testing.T) {
 		ctx := context.Background()
 		uids := map[string]string{}
 		for _, name := range []string{"tenant-a", "tenant-b"} {
-			cm := &corev1.ConfigMap{Data: map[string]string{"v": "flux-operator"}}
-			cm.Namespace, cm.Name = ns, name
-			cm.Labels = map[string]string{"resourceset.fluxcd.controlplane.io/name": "tenants", "resourceset.fluxcd.controlplane.io/namespace": "flux-system"}
-			if err := testClient(t).Create(ctx, cm); err != nil {
+			cm := &unstructured.Unstructured{}
+			cm.SetAPIVersion("v1")
+			cm.SetKind("ConfigMap")
+			cm.SetNamespace(ns)
+			cm.SetName(name)
+			cm.SetLabels(map[string]string{"resourceset.fluxcd.controlplane.io/name": "tenants", "resourceset.fluxcd.controlplane.io/namespace": "flux-system"})
+			cm.Object["data"] = map[string]any{"v": "flux-operator"}
+			if err := testClient(t).Apply(ctx, client.ApplyConfigurationFromUnstructured(cm), client.FieldOwner("flux-operator"), client.ForceOwnership); err != nil {
 				t.Fatal(err)
 			}
-			uids[name] = string(cm.UID)
+			var applied corev1.ConfigMap
+			if err := testClient(t).Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &applied); err != nil {
+				t.Fatal(err)
+			}
+			uids[name] = string(applied.UID)
 		}
-		body := func(takeOver string) string {
+		body := func(takeOver string, tenants ...string) string {
+			var inputs []string
+			for _, tenant := range tenants {
+				inputs = append(inputs, fmt.Sprintf("{ t = %q }", tenant))
+			}
 			return takeOver + `
-  inputs = [{ t = "a" }, { t = "b" }]
+  inputs = [` + strings.Join(inputs, ", ") + `]
   resources_template = <<-EOT
     apiVersion: v1
     kind: ConfigMap
@@ -588,12 +604,13 @@ func TestAccOwnership_takeOverFromFluxOperator(t *testing.T) {
   EOT
 `
 		}
-		w := newWorkspace(t, c, setConfig(ns, "tenants", body("")))
+		const takeOver = `  take_over_from = ["flux-operator"]`
+		w := newWorkspace(t, c, setConfig(ns, "tenants", body("", "a", "b")))
 		out, code := w.run("plan", "-input=false")
 		if code == 0 || !regexp.MustCompile(`(?s)owned\s+by\s+flux-operator\s+ResourceSet\s+flux-system/tenants.*add\s+"flux-operator"\s+to\s+take_over_from`).MatchString(out) {
 			t.Fatalf("plan without take_over_from: exit %d, want a refusal\n%s", code, out)
 		}
-		w.write(setConfig(ns, "tenants", body(`  take_over_from = ["flux-operator"]`)))
+		w.write(setConfig(ns, "tenants", body(takeOver, "a", "b")))
 		out, code = w.run("plan", "-input=false")
 		if code != 0 || !regexp.MustCompile(`(?s)Objects\s+taken\s+over.*2\s+object\(s\).*ConfigMap/`+ns+`/tenant-a\s+from\s+flux-operator\s+ResourceSet\s+flux-system/tenants`).MatchString(out) {
 			t.Fatalf("plan with take_over_from: exit %d, want a warning listing the objects\n%s", code, out)
@@ -612,11 +629,19 @@ func TestAccOwnership_takeOverFromFluxOperator(t *testing.T) {
 		if state := w.must("state", "show", "-no-color", "stevedore_resourceset.set"); strings.Contains(state, "adopted = true") {
 			t.Fatalf("taken-over objects are recorded as adopted:\n%s", state)
 		}
+		// Tenant b leaves the set: it is pruned as any object of the set.
+		w.write(setConfig(ns, "tenants", body(takeOver, "a")))
+		w.must("apply", "-auto-approve", "-input=false")
+		w.planEmpty()
+		if _, _, ok := cmState(t, ns, "tenant-b"); ok {
+			t.Fatal("tenant-b, taken over by the set, survived its prune")
+		}
+		if _, _, ok := cmState(t, ns, "tenant-a"); !ok {
+			t.Fatal("tenant-a, still in the set, was deleted by the prune")
+		}
 		w.destroy()
-		for name := range uids {
-			if _, _, ok := cmState(t, ns, name); ok {
-				t.Fatalf("%s, taken over by the set, survived its destroy", name)
-			}
+		if _, _, ok := cmState(t, ns, "tenant-a"); ok {
+			t.Fatal("tenant-a, taken over by the set, survived its destroy")
 		}
 	})
 }
