@@ -1,7 +1,6 @@
 package provider
 
 import (
-	"context"
 	"fmt"
 	"regexp"
 	"testing"
@@ -16,22 +15,6 @@ import (
 
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
 )
-
-// needsIdentity skips a run under a CLI that keeps no resource identity
-// (before Terraform 1.12 and OpenTofu 1.12), naming the reason. It is the one
-// place that knows which CLIs support identity: the cases below add it to
-// their TerraformVersionChecks. Under those CLIs the provider's identity is
-// never sent or kept; that they still plan, apply and import by ID is what
-// the release and set lifecycle and import cases check under every CLI.
-func needsIdentity() tfversion.TerraformVersionCheck { return identityCheck{} }
-
-type identityCheck struct{}
-
-func (identityCheck) CheckTerraformVersion(_ context.Context, req tfversion.CheckTerraformVersionRequest, resp *tfversion.CheckTerraformVersionResponse) {
-	if req.TerraformVersion == nil || req.TerraformVersion.LessThan(tfversion.Version1_12_0) {
-		resp.Skip = fmt.Sprintf("resource identity (identity in state, import blocks with identity) needs Terraform 1.12+ or OpenTofu 1.12+; this CLI is %v", req.TerraformVersion)
-	}
-}
 
 // expectReleaseIdentity checks the release's identity, and that each of its
 // values is the state's attribute of the same name.
@@ -62,7 +45,7 @@ func TestAccHelmRelease_identity(t *testing.T) {
 		rel := apps + "-podinfo"
 		body := fmt.Sprintf("  target_namespace = %q\n", apps)
 		return resource.TestCase{
-			TerraformVersionChecks: []tfversion.TerraformVersionCheck{needsIdentity()},
+			TerraformVersionChecks: []tfversion.TerraformVersionCheck{needsCLI(cliIdentity)},
 			CheckDestroy:           storedIn(t, fs, rel, nil, apps),
 			Steps: []resource.TestStep{
 				{
@@ -108,7 +91,7 @@ import {
 			return testenv.HelmInstall(testenv.Need(t).Cluster.Kubeconfig, ns, "podinfo", chartPath, map[string]any{"replicaCount": 2})
 		})
 		return resource.TestCase{
-			TerraformVersionChecks: []tfversion.TerraformVersionCheck{needsIdentity()},
+			TerraformVersionChecks: []tfversion.TerraformVersionCheck{needsCLI(cliIdentity)},
 			CheckDestroy:           storedIn(t, ns, "podinfo", nil),
 			Steps: []resource.TestStep{
 				first,
@@ -163,7 +146,7 @@ resource "stevedore_resourceset" "paths" {
 			return nil
 		}
 		return resource.TestCase{
-			TerraformVersionChecks: []tfversion.TerraformVersionCheck{needsIdentity()},
+			TerraformVersionChecks: []tfversion.TerraformVersionCheck{needsCLI(cliIdentity)},
 			CheckDestroy: func(*terraform.State) error {
 				if exists(t, "v1", "ConfigMap", ns, "one") {
 					return fmt.Errorf("ConfigMap %s/one left after destroy", ns)
