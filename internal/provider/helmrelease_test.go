@@ -2,8 +2,8 @@ package provider
 
 import (
 	"context"
-	"errors"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -232,6 +232,16 @@ func expectBookField(rec *protocolRecord, id, name string, want any) bookCheck {
 	})
 }
 
+// plannedChange is the change the plan makes to the resource at addr.
+func plannedChange(req plancheck.CheckPlanRequest, addr string) (*tfjson.Change, error) {
+	for _, rc := range req.Plan.ResourceChanges {
+		if rc.Address == addr && rc.Change != nil {
+			return rc.Change, nil
+		}
+	}
+	return nil, fmt.Errorf("%s not in the plan", addr)
+}
+
 // expectUpgradeStatus checks what an upgrade's plan says of `status`: the
 // Helm status `deployed` and the first deployment date as they are, known;
 // only last_deployed unknown; and nothing else in it (the bookkeeping is in
@@ -243,31 +253,29 @@ func expectUpgradeStatus(addr string) plancheck.PlanCheck {
 type upgradeStatusCheck struct{ addr string }
 
 func (c upgradeStatusCheck) CheckPlan(_ context.Context, req plancheck.CheckPlanRequest, resp *plancheck.CheckPlanResponse) {
-	for _, rc := range req.Plan.ResourceChanges {
-		if rc.Address != c.addr || rc.Change == nil {
-			continue
-		}
-		before, _ := rc.Change.Before.(map[string]any)
-		after, _ := rc.Change.After.(map[string]any)
-		unknown, _ := rc.Change.AfterUnknown.(map[string]any)
-		was, _ := before["status"].(map[string]any)
-		planned, _ := after["status"].(map[string]any)
-		unknownStatus, _ := unknown["status"].(map[string]any)
-		switch {
-		case planned == nil || was == nil:
-			resp.Error = fmt.Errorf("%s: status before %v, planned %v (unknown: %v): want both objects", c.addr, before["status"], after["status"], unknown["status"])
-		case planned["release_status"] != "deployed":
-			resp.Error = fmt.Errorf("%s: planned status.release_status %v, want deployed", c.addr, planned["release_status"])
-		case planned["first_deployed"] == nil || planned["first_deployed"] != was["first_deployed"]:
-			resp.Error = fmt.Errorf("%s: planned status.first_deployed %v, want it kept: %v", c.addr, planned["first_deployed"], was["first_deployed"])
-		case unknownStatus["last_deployed"] != true:
-			resp.Error = fmt.Errorf("%s: status.last_deployed is known in the plan: %v", c.addr, planned["last_deployed"])
-		case len(planned)+len(unknownStatus) != 3 || len(was) != 3:
-			resp.Error = fmt.Errorf("%s: status has more than release_status, first_deployed and last_deployed: before %v, planned %v, unknown %v", c.addr, was, planned, unknownStatus)
-		}
+	change, err := plannedChange(req, c.addr)
+	if err != nil {
+		resp.Error = err
 		return
 	}
-	resp.Error = fmt.Errorf("%s not in the plan", c.addr)
+	before, _ := change.Before.(map[string]any)
+	after, _ := change.After.(map[string]any)
+	unknown, _ := change.AfterUnknown.(map[string]any)
+	was, _ := before["status"].(map[string]any)
+	planned, _ := after["status"].(map[string]any)
+	unknownStatus, _ := unknown["status"].(map[string]any)
+	switch {
+	case planned == nil || was == nil:
+		resp.Error = fmt.Errorf("%s: status before %v, planned %v (unknown: %v): want both objects", c.addr, before["status"], after["status"], unknown["status"])
+	case planned["release_status"] != "deployed":
+		resp.Error = fmt.Errorf("%s: planned status.release_status %v, want deployed", c.addr, planned["release_status"])
+	case planned["first_deployed"] == nil || planned["first_deployed"] != was["first_deployed"]:
+		resp.Error = fmt.Errorf("%s: planned status.first_deployed %v, want it kept: %v", c.addr, planned["first_deployed"], was["first_deployed"])
+	case unknownStatus["last_deployed"] != true:
+		resp.Error = fmt.Errorf("%s: status.last_deployed is known in the plan: %v", c.addr, planned["last_deployed"])
+	case len(planned)+len(unknownStatus) != 3 || len(was) != 3:
+		resp.Error = fmt.Errorf("%s: status has more than release_status, first_deployed and last_deployed: before %v, planned %v, unknown %v", c.addr, was, planned, unknownStatus)
+	}
 }
 
 // expectHelmAction checks that the plan says apply runs Helm on the
@@ -280,21 +288,19 @@ func expectHelmAction(addr string) plancheck.PlanCheck {
 type helmActionCheck struct{ addr string }
 
 func (c helmActionCheck) CheckPlan(_ context.Context, req plancheck.CheckPlanRequest, resp *plancheck.CheckPlanResponse) {
-	for _, rc := range req.Plan.ResourceChanges {
-		if rc.Address != c.addr || rc.Change == nil {
-			continue
-		}
-		unknown, _ := rc.Change.AfterUnknown.(map[string]any)
-		if unknown["version"] == true {
-			return
-		}
-		if s, ok := unknown["status"].(map[string]any); ok && s["release_status"] == true {
-			return
-		}
-		resp.Error = fmt.Errorf("%s: the plan knows the revision and the Helm status: no Helm action (unknown: %v)", c.addr, unknown)
+	change, err := plannedChange(req, c.addr)
+	if err != nil {
+		resp.Error = err
 		return
 	}
-	resp.Error = fmt.Errorf("%s not in the plan", c.addr)
+	unknown, _ := change.AfterUnknown.(map[string]any)
+	if unknown["version"] == true {
+		return
+	}
+	if s, ok := unknown["status"].(map[string]any); ok && s["release_status"] == true {
+		return
+	}
+	resp.Error = fmt.Errorf("%s: the plan knows the revision and the Helm status: no Helm action (unknown: %v)", c.addr, unknown)
 }
 
 func expectPriorAttr(addr, attr string, want any) plancheck.PlanCheck {
@@ -1264,35 +1270,33 @@ func expectChartLabelChange(addr, want string) plancheck.PlanCheck {
 type chartLabelCheck struct{ addr, want string }
 
 func (c chartLabelCheck) CheckPlan(_ context.Context, req plancheck.CheckPlanRequest, resp *plancheck.CheckPlanResponse) {
-	for _, rc := range req.Plan.ResourceChanges {
-		if rc.Address != c.addr || rc.Change == nil {
-			continue
-		}
-		after, _ := rc.Change.After.(map[string]any)
-		raw, _ := json.Marshal(after["changes"])
-		var changes []struct {
-			ID      string `json:"id"`
-			Changes []struct {
-				Path string `json:"path"`
-				To   string `json:"to"`
-			} `json:"changes"`
-		}
-		if err := json.Unmarshal(raw, &changes); err != nil {
-			resp.Error = fmt.Errorf("%s: planned changes: %w", c.addr, err)
-			return
-		}
-		var objects []string
-		for _, o := range changes {
-			for _, ch := range o.Changes {
-				if strings.HasSuffix(ch.Path, "/labels/helm.sh~1chart") && strings.Contains(ch.To, c.want) {
-					objects = append(objects, o.ID)
-				}
-			}
-		}
-		if len(objects) == 0 {
-			resp.Error = fmt.Errorf("%s: no planned change sets helm.sh/chart to %s; planned changes: %s", c.addr, c.want, raw)
-		}
+	change, err := plannedChange(req, c.addr)
+	if err != nil {
+		resp.Error = err
 		return
 	}
-	resp.Error = fmt.Errorf("%s: not in the plan", c.addr)
+	after, _ := change.After.(map[string]any)
+	raw, _ := json.Marshal(after["changes"])
+	var changes []struct {
+		ID      string `json:"id"`
+		Changes []struct {
+			Path string `json:"path"`
+			To   string `json:"to"`
+		} `json:"changes"`
+	}
+	if err := json.Unmarshal(raw, &changes); err != nil {
+		resp.Error = fmt.Errorf("%s: planned changes: %w", c.addr, err)
+		return
+	}
+	var objects []string
+	for _, o := range changes {
+		for _, ch := range o.Changes {
+			if strings.HasSuffix(ch.Path, "/labels/helm.sh~1chart") && strings.Contains(ch.To, c.want) {
+				objects = append(objects, o.ID)
+			}
+		}
+	}
+	if len(objects) == 0 {
+		resp.Error = fmt.Errorf("%s: no planned change sets helm.sh/chart to %s; planned changes: %s", c.addr, c.want, raw)
+	}
 }
