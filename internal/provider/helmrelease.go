@@ -712,6 +712,7 @@ func (r *helmReleaseResource) ImportState(ctx context.Context, req resource.Impo
 		Name: types.StringValue(id.Name), Namespace: types.StringValue(id.Namespace),
 		TargetNamespace: types.StringNull(), ServiceAccountName: types.StringNull(), MaxHistory: types.Int64Null(),
 		Timeout: types.StringNull(), PersistentClient: types.BoolNull(), Values: types.DynamicNull(),
+		Set: types.ListNull(setEntryType), SetList: types.ListNull(setListEntryType), SetSensitive: types.ListNull(setEntryType),
 	}
 	if id.TargetNamespace != "" {
 		m.TargetNamespace = types.StringValue(id.TargetNamespace)

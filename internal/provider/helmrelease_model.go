@@ -33,6 +33,9 @@ type helmReleaseModel struct {
 	ForceToken         types.String  `tfsdk:"force_token"`
 	Suspend            types.Bool    `tfsdk:"suspend"`
 	Values             types.Dynamic `tfsdk:"values"`
+	Set                types.List    `tfsdk:"set"`
+	SetList            types.List    `tfsdk:"set_list"`
+	SetSensitive       types.List    `tfsdk:"set_sensitive"`
 
 	Chart          *releaseChartModel     `tfsdk:"chart"`
 	ValuesFrom     []valuesReferenceModel `tfsdk:"values_from"`
@@ -272,7 +275,7 @@ func helmReleaseSpec(ctx context.Context, m *helmReleaseModel) (*release.Spec, b
 		StorageNamespace:   b.str(m.StorageNamespace),
 		ServiceAccountName: b.str(m.ServiceAccountName),
 		Timeout:            b.duration(m.Timeout, path.Root("timeout")),
-		Values:             b.values(m.Values),
+		Values:             b.sets(ctx, b.values(m.Values), m),
 		ValuesFrom:         b.valuesFrom(m.ValuesFrom),
 		Install:            b.install(m.Install),
 		Upgrade:            b.upgrade(m.Upgrade),
@@ -486,11 +489,18 @@ func (b *specBuilder) kustomizeSelector(s *selectorModel) *release.KustomizeSele
 	}
 }
 
-// valuesFrom reads the values attribute: an object, or a YAML string holding
-// one. Null is no values.
+// valuesFrom reads the values attribute: an object, a YAML string holding
+// one, or a list of them (hashicorp/helm's `values`), deep-merged in order.
+// Null is no values.
 func valuesFrom(v types.Dynamic) (map[string]any, error) {
 	if v.IsNull() || v.IsUnderlyingValueNull() {
 		return nil, nil
+	}
+	switch l := v.UnderlyingValue().(type) {
+	case types.Tuple:
+		return valuesList(l.Elements())
+	case types.List:
+		return valuesList(l.Elements())
 	}
 	if s, ok := v.UnderlyingValue().(types.String); ok {
 		out := map[string]any{}
@@ -505,7 +515,7 @@ func valuesFrom(v types.Dynamic) (map[string]any, error) {
 	}
 	m, ok := g.(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("values must be an object (or a YAML string holding a mapping), got %s", typeName(g))
+		return nil, fmt.Errorf("values must be an object, a YAML string holding a mapping, or a list of them, got %s", typeName(g))
 	}
 	return m, nil
 }
