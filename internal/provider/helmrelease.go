@@ -157,6 +157,7 @@ func (r *helmReleaseResource) ModifyPlan(ctx context.Context, req resource.Modif
 		}
 	}
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("storage_namespace"), &plan.StorageNamespace)...)
+	resp.Diagnostics.Append(writeOnlyFromConfig(ctx, req.Config, &plan)...)
 	spec, known, diags := helmReleaseSpec(ctx, &plan)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
@@ -490,6 +491,7 @@ func (m *helmReleaseModel) copyStatus(s *helmReleaseModel) {
 func (r *helmReleaseResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	var plan helmReleaseModel
 	resp.Diagnostics.Append(getModel(ctx, req.Plan, &plan)...)
+	resp.Diagnostics.Append(writeOnlyFromConfig(ctx, req.Config, &plan)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -508,6 +510,7 @@ func (r *helmReleaseResource) Update(ctx context.Context, req resource.UpdateReq
 	var plan, state helmReleaseModel
 	resp.Diagnostics.Append(getModel(ctx, req.Plan, &plan)...)
 	resp.Diagnostics.Append(getModel(ctx, req.State, &state)...)
+	resp.Diagnostics.Append(writeOnlyFromConfig(ctx, req.Config, &plan)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}

@@ -36,6 +36,10 @@ type helmReleaseModel struct {
 	Set                types.List    `tfsdk:"set"`
 	SetList            types.List    `tfsdk:"set_list"`
 	SetSensitive       types.List    `tfsdk:"set_sensitive"`
+	// ValuesWO is write-only: null in plan and state; Create, Update and
+	// ModifyPlan read it from the configuration (writeOnlyFromConfig).
+	ValuesWO        types.Dynamic `tfsdk:"values_wo"`
+	ValuesWOVersion types.Int64   `tfsdk:"values_wo_version"`
 
 	Chart          *releaseChartModel     `tfsdk:"chart"`
 	ValuesFrom     []valuesReferenceModel `tfsdk:"values_from"`
@@ -277,6 +281,7 @@ func helmReleaseSpec(ctx context.Context, m *helmReleaseModel) (*release.Spec, b
 		Timeout:            b.duration(m.Timeout, path.Root("timeout")),
 		Values:             b.sets(ctx, b.values(m.Values), m),
 		ValuesFrom:         b.valuesFrom(m.ValuesFrom),
+		ValuesWriteOnly:    b.writeOnlyValues(m.ValuesWO),
 		Install:            b.install(m.Install),
 		Upgrade:            b.upgrade(m.Upgrade),
 		Test:               b.test(m.Test),
@@ -527,6 +532,9 @@ func valuesFrom(v types.Dynamic) (map[string]any, error) {
 func setTriggers(ctx context.Context, spec *release.Spec, state, plan *helmReleaseModel) {
 	spec.ResetFailures = newGeneration(ctx, state, plan)
 	spec.Force = state != nil && !plan.ForceToken.IsNull() && !plan.ForceToken.Equal(state.ForceToken)
+	// A new values_wo_version upgrades with the write-only values, which no
+	// digest covers.
+	spec.Force = spec.Force || state != nil && !plan.ValuesWOVersion.IsNull() && !plan.ValuesWOVersion.Equal(state.ValuesWOVersion)
 }
 
 // newGeneration reports whether the configuration of plan differs from the

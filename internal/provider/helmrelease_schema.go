@@ -43,6 +43,7 @@ func helmReleaseSchema() schema.Schema {
 		return schema.Int64Attribute{Computed: true, Description: desc}
 	}
 	replace := []planmodifier.String{stringplanmodifier.RequiresReplace()}
+	valuesWO, valuesWOVersion := valuesWOAttributes()
 
 	return schema.Schema{
 		// Version 1 grouped the status attributes under `status`
@@ -134,9 +135,11 @@ func helmReleaseSchema() schema.Schema {
 					"Compared by content: the release is upgraded when `config_digest` changes, not when formatting does. Merged over `values_from`; " +
 					"`set`, `set_list` and `set_sensitive` are set into it.",
 			},
-			"set":           setAttribute(false),
-			"set_list":      setListAttribute(),
-			"set_sensitive": setAttribute(true),
+			"set":               setAttribute(false),
+			"set_list":          setListAttribute(),
+			"set_sensitive":     setAttribute(true),
+			"values_wo":         valuesWO,
+			"values_wo_version": valuesWOVersion,
 
 			"version":               computedInt("Helm revision of the latest release."),
 			"chart_name":            computedStr("Name of the released chart. A new chart name replaces the release."),

@@ -7,9 +7,11 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"sigs.k8s.io/yaml"
 
@@ -174,26 +176,6 @@ func valuesDocument(v attr.Value) (map[string]any, error) {
 	return m, nil
 }
 
-// mergeValueMaps deep-merges b over a as Helm merges `-f` files (and
-// hashicorp/helm its `values` list): maps merge key by key, anything else in
-// b replaces what a has. Neither argument is modified.
-func mergeValueMaps(a, b map[string]any) map[string]any {
-	out := make(map[string]any, len(a)+len(b))
-	for k, v := range a {
-		out[k] = v
-	}
-	for k, v := range b {
-		if bm, ok := v.(map[string]any); ok {
-			if am, ok := out[k].(map[string]any); ok {
-				out[k] = mergeValueMaps(am, bm)
-				continue
-			}
-		}
-		out[k] = v
-	}
-	return out
-}
-
 // errValuesDocument says which document of a values list failed.
 type errValuesDocument struct {
 	index int
@@ -220,7 +202,48 @@ func valuesList(elems []attr.Value) (map[string]any, error) {
 		if out == nil {
 			out = map[string]any{}
 		}
-		out = mergeValueMaps(out, doc)
+		out = release.MergeValues(out, doc)
 	}
 	return out, nil
+}
+
+// writeOnlyValues reads values_wo, an object or a YAML string as `values`.
+// The value is secret: a parse error does not quote it.
+func (b *specBuilder) writeOnlyValues(v types.Dynamic) map[string]any {
+	if v.IsUnknown() || v.IsUnderlyingValueUnknown() {
+		b.known = false
+		return nil
+	}
+	if v.IsNull() || v.IsUnderlyingValueNull() {
+		return nil
+	}
+	vals, err := valuesDocument(v.UnderlyingValue())
+	switch {
+	case errors.Is(err, errUnknownValue):
+		b.known = false
+	case err != nil:
+		b.diags.AddAttributeError(path.Root("values_wo"), "Invalid values_wo",
+			"values_wo must be an object, or a YAML string holding a mapping (details hidden: the value is write-only)")
+	}
+	return vals
+}
+
+// writeOnlyFromConfig puts the configuration's values_wo into m, whose
+// values_wo (from a plan) is always null. setModel clears it again.
+func writeOnlyFromConfig(ctx context.Context, cfg tfsdk.Config, m *helmReleaseModel) diag.Diagnostics {
+	return cfg.GetAttribute(ctx, path.Root("values_wo"), &m.ValuesWO)
+}
+
+func valuesWOAttributes() (schema.DynamicAttribute, schema.Int64Attribute) {
+	return schema.DynamicAttribute{
+			Optional: true, WriteOnly: true,
+			Description: "Write-only values (Terraform 1.11+, OpenTofu 1.11+): an object or a YAML string, merged last, over " +
+				"`values_from`, `values` and the sets, as hashicorp/helm's `set_wo`. Terraform never stores it, in state or plan. " +
+				"No digest covers it (`config_digest` leaves out the paths it sets), so a new value alone changes nothing: " +
+				"change `values_wo_version` to upgrade the release with it. Removing it upgrades the release without it.",
+		}, schema.Int64Attribute{
+			Optional: true,
+			Description: "Any new value upgrades the release with the current `values_wo` (the write-only value itself is never " +
+				"compared, because it is never stored).",
+		}
 }

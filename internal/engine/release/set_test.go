@@ -61,3 +61,28 @@ func TestSetInto(t *testing.T) {
 		})
 	}
 }
+
+func TestWriteOnlyValuesDigest(t *testing.T) {
+	values := map[string]any{"config": map[string]any{"greeting": "hi", "password": "placeholder"}, "replicas": 1}
+	wo := map[string]any{"config": map[string]any{"password": "s3cr3t"}, "token": "t"}
+	merged := MergeValues(values, wo)
+	if got := merged["config"].(map[string]any)["password"]; got != "s3cr3t" {
+		t.Fatalf("merged password %v", got)
+	}
+	if values["config"].(map[string]any)["password"] != "placeholder" {
+		t.Fatal("MergeValues modified its input")
+	}
+	want := map[string]any{"config": map[string]any{"greeting": "hi"}, "replicas": 1}
+	if got := withoutWriteOnly(merged, wo); !reflect.DeepEqual(got, want) {
+		t.Fatalf("withoutWriteOnly = %v, want %v", got, want)
+	}
+	// Another write-only value digests the same; other values do not.
+	other := MergeValues(values, map[string]any{"config": map[string]any{"password": "changed"}, "token": "u"})
+	if DigestValues(withoutWriteOnly(other, wo)) != DigestValues(withoutWriteOnly(merged, wo)) {
+		t.Fatal("a new write-only value changed the digest")
+	}
+	values["replicas"] = 2
+	if DigestValues(withoutWriteOnly(MergeValues(values, wo), wo)) == DigestValues(withoutWriteOnly(merged, wo)) {
+		t.Fatal("a new value did not change the digest")
+	}
+}
