@@ -170,6 +170,7 @@ func (r *helmReleaseResource) ModifyPlan(ctx context.Context, req resource.Modif
 		}
 	}
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("storage_namespace"), &plan.StorageNamespace)...)
+	resp.Diagnostics.Append(writeOnlyFromConfig(ctx, req.Config, &plan)...)
 	spec, known, diags := helmReleaseSpec(ctx, &plan)
 	resp.Diagnostics.Append(diags...)
 	if resp.Diagnostics.HasError() {
@@ -534,6 +535,7 @@ func (m *helmReleaseModel) copyStatus(s *helmReleaseModel) {
 func (r *helmReleaseResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	var plan helmReleaseModel
 	resp.Diagnostics.Append(getModel(ctx, req.Plan, &plan)...)
+	resp.Diagnostics.Append(writeOnlyFromConfig(ctx, req.Config, &plan)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -554,6 +556,7 @@ func (r *helmReleaseResource) Update(ctx context.Context, req resource.UpdateReq
 	var plan, state helmReleaseModel
 	resp.Diagnostics.Append(getModel(ctx, req.Plan, &plan)...)
 	resp.Diagnostics.Append(getModel(ctx, req.State, &state)...)
+	resp.Diagnostics.Append(writeOnlyFromConfig(ctx, req.Config, &plan)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -790,6 +793,7 @@ func (r *helmReleaseResource) ImportState(ctx context.Context, req resource.Impo
 		Name: types.StringValue(id.Name), Namespace: types.StringValue(id.Namespace),
 		TargetNamespace: types.StringNull(), ServiceAccountName: types.StringNull(), MaxHistory: types.Int64Null(),
 		Timeout: types.StringNull(), PersistentClient: types.BoolNull(), Values: types.DynamicNull(),
+		Set: types.ListNull(setEntryType), SetList: types.ListNull(setListEntryType), SetSensitive: types.ListNull(setEntryType),
 	}
 	if id.TargetNamespace != "" {
 		m.TargetNamespace = types.StringValue(id.TargetNamespace)

@@ -32,6 +32,13 @@ type helmReleaseModel struct {
 	ForceToken         types.String  `tfsdk:"force_token"`
 	Suspend            types.Bool    `tfsdk:"suspend"`
 	Values             types.Dynamic `tfsdk:"values"`
+	Set                types.List    `tfsdk:"set"`
+	SetList            types.List    `tfsdk:"set_list"`
+	SetSensitive       types.List    `tfsdk:"set_sensitive"`
+	// ValuesWO is write-only: null in plan and state; Create, Update and
+	// ModifyPlan read it from the configuration (writeOnlyFromConfig).
+	ValuesWO        types.Dynamic `tfsdk:"values_wo"`
+	ValuesWOVersion types.Int64   `tfsdk:"values_wo_version"`
 
 	Chart          *releaseChartModel     `tfsdk:"chart"`
 	ValuesFrom     []valuesReferenceModel `tfsdk:"values_from"`
@@ -269,8 +276,9 @@ func helmReleaseSpec(ctx context.Context, m *helmReleaseModel) (*release.Spec, b
 		StorageNamespace:   b.str(m.StorageNamespace),
 		ServiceAccountName: b.str(m.ServiceAccountName),
 		Timeout:            b.duration(m.Timeout, path.Root("timeout")),
-		Values:             b.values(m.Values),
+		Values:             b.sets(ctx, b.values(m.Values), m),
 		ValuesFrom:         b.valuesFrom(m.ValuesFrom),
+		ValuesWriteOnly:    b.writeOnlyValues(m.ValuesWO),
 		Install:            b.install(m.Install),
 		Upgrade:            b.upgrade(m.Upgrade),
 		Test:               b.test(m.Test),
@@ -483,11 +491,18 @@ func (b *specBuilder) kustomizeSelector(s *selectorModel) *release.KustomizeSele
 	}
 }
 
-// valuesFrom reads the values attribute: an object, or a YAML string holding
-// one. Null is no values.
+// valuesFrom reads the values attribute: an object, a YAML string holding
+// one, or a list of them (hashicorp/helm's `values`), deep-merged in order.
+// Null is no values.
 func valuesFrom(v types.Dynamic) (map[string]any, error) {
 	if v.IsNull() || v.IsUnderlyingValueNull() {
 		return nil, nil
+	}
+	switch l := v.UnderlyingValue().(type) {
+	case types.Tuple:
+		return valuesList(l.Elements())
+	case types.List:
+		return valuesList(l.Elements())
 	}
 	if s, ok := v.UnderlyingValue().(types.String); ok {
 		out := map[string]any{}
@@ -502,7 +517,7 @@ func valuesFrom(v types.Dynamic) (map[string]any, error) {
 	}
 	m, ok := g.(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("values must be an object (or a YAML string holding a mapping), got %s", typeName(g))
+		return nil, fmt.Errorf("values must be an object, a YAML string holding a mapping, or a list of them, got %s", typeName(g))
 	}
 	return m, nil
 }
@@ -510,7 +525,8 @@ func valuesFrom(v types.Dynamic) (map[string]any, error) {
 // setTriggers sets what Flux's annotation triggers say for an apply from
 // state to plan: a new generation (or reset_token) resets the failure
 // counters, a new force_token forces one install or upgrade. A force_token
-// not known yet at plan may force. So does a new name or namespace of a
+// not known yet at plan may force; so does a new values_wo_version; so does
+// a new name or namespace of a
 // release that keeps its release name and storage (both set explicitly):
 // the upgrade puts the new origin labels (`stevedore.dev/name` and
 // `stevedore.dev/namespace`) on its objects, which nothing else would.
@@ -520,6 +536,9 @@ func setTriggers(ctx context.Context, spec *release.Spec, state, plan *helmRelea
 	if state != nil && (!plan.Name.Equal(state.Name) || !plan.Namespace.Equal(state.Namespace)) {
 		spec.Force = true
 	}
+	// A new values_wo_version upgrades with the write-only values, which no
+	// digest covers.
+	spec.Force = spec.Force || state != nil && !plan.ValuesWOVersion.IsNull() && !plan.ValuesWOVersion.Equal(state.ValuesWOVersion)
 }
 
 // newGeneration reports whether the configuration of plan differs from the

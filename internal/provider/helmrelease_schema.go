@@ -29,6 +29,7 @@ func helmReleaseSchema() schema.Schema {
 		return schema.Int64Attribute{Computed: true, Description: desc}
 	}
 	replace := []planmodifier.String{stringplanmodifier.RequiresReplace()}
+	valuesWO, valuesWOVersion := valuesWOAttributes()
 
 	return schema.Schema{
 		// Version 1 grouped the status attributes under `status`; version 2
@@ -115,9 +116,16 @@ func helmReleaseSchema() schema.Schema {
 			},
 			"values": schema.DynamicAttribute{
 				Optional: true,
-				Description: "Values, as an object (`{ replicaCount = 2 }`, `yamldecode(file(\"values.yaml\"))`) or a YAML string. Compared by content: " +
-					"the release is upgraded when `config_digest` changes, not when formatting does. Merged over `values_from`.",
+				Description: "Values, as an object (`{ replicaCount = 2 }`, `yamldecode(file(\"values.yaml\"))`), a YAML string, or a list of them " +
+					"(`[yamlencode({...}), file(\"b.yaml\")]`, hashicorp/helm's `values`) deep-merged in order as Helm merges `-f` files. " +
+					"Compared by content: the release is upgraded when `config_digest` changes, not when formatting does. Merged over `values_from`; " +
+					"`set`, `set_list` and `set_sensitive` are set into it.",
 			},
+			"set":               setAttribute(false),
+			"set_list":          setListAttribute(),
+			"set_sensitive":     setAttribute(true),
+			"values_wo":         valuesWO,
+			"values_wo_version": valuesWOVersion,
 
 			"version":               computedInt("Helm revision of the latest release."),
 			"chart_name":            computedStr("Name of the released chart. A new chart name replaces the release."),

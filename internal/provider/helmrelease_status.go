@@ -94,6 +94,8 @@ func getModel(ctx context.Context, g modelGetter, m *helmReleaseModel) diag.Diag
 // setModel writes m to s, `status` from its fields.
 func setModel(ctx context.Context, s modelSetter, m *helmReleaseModel) diag.Diagnostics {
 	m.packStatus()
+	// Write-only: never in a plan or a state.
+	m.ValuesWO = types.DynamicNull()
 	return s.Set(ctx, m)
 }
 

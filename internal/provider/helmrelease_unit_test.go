@@ -127,11 +127,12 @@ func TestValidateReleaseChart_exactlyOneSource(t *testing.T) {
 	}
 }
 
-// values that are not an object say what was given in HCL's terms, not Go's.
+// values that are not an object say what was given in HCL's terms, not Go's;
+// a list is a list of documents, and a bad one is named by its index.
 func TestValuesFrom_notAnObjectSaysWhatWasGiven(t *testing.T) {
 	list := types.DynamicValue(types.TupleValueMust([]attr.Type{types.NumberType}, []attr.Value{types.NumberValue(big.NewFloat(1))}))
 	_, err := valuesFrom(list)
-	if err == nil || err.Error() != "values must be an object (or a YAML string holding a mapping), got a list" {
+	if err == nil || err.Error() != "values[0] must be an object or a YAML string holding a mapping, got a number" {
 		t.Fatalf("error %v", err)
 	}
 }

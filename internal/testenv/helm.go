@@ -128,3 +128,17 @@ func ReleaseRevisions(kubeconfig, namespace, name string) ([]string, error) {
 	}
 	return out, nil
 }
+
+// ReleaseValues returns the user-supplied values of the latest revision of a
+// release in storage.
+func ReleaseValues(kubeconfig, namespace, name string) (map[string]any, error) {
+	cfg, err := helmConfig(kubeconfig, namespace)
+	if err != nil {
+		return nil, err
+	}
+	rls, err := cfg.Releases.Last(name)
+	if err != nil {
+		return nil, fmt.Errorf("release %s/%s: %w", namespace, name, err)
+	}
+	return rls.Config, nil
+}

@@ -15,6 +15,12 @@
 # a shallow clone from GitHub. Its dependencies come through the Go module
 # proxy (GOPROXY) as usual. The tag's go.mod asks for go 1.25.8; with an older
 # local Go, set GOTOOLCHAIN (e.g. GOTOOLCHAIN=go1.27.3) for this script.
+#
+# A directory that already holds a binary this script built of the same tag
+# (the stamp file .version says which) is kept as it is: the acceptance test
+# TestAccHelmRelease_movedFromHelmRelease calls this script on every run with
+# a cache directory, ${XDG_CACHE_HOME:-~/.cache}/stevedore-tools/helm-provider-<tag>,
+# and only its first run builds.
 set -euo pipefail
 
 version=v3.1.2
@@ -22,6 +28,10 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:-$root/bin/helm-provider}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
+if [ -x "$out/terraform-provider-helm" ] && [ "$(cat "$out/.version" 2>/dev/null)" = "$version" ]; then
+	echo "$out"
+	exit 0
+fi
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -43,4 +53,5 @@ git --git-dir="$git_dir" archive "$version" | tar -x -C "$work/src"
 	go build -buildvcs=false -trimpath -ldflags "-s -w -X main.Version=${version#v}" \
 		-o "$out/terraform-provider-helm" .
 ) >&2
+echo "$version" >"$out/.version"
 echo "$out"

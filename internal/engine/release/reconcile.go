@@ -87,6 +87,11 @@ func (e *Engine) prepare(ctx context.Context, spec *Spec, st *Status) (*request,
 	if err != nil {
 		return nil, err
 	}
+	digested := values
+	if len(spec.ValuesWriteOnly) > 0 {
+		values = MergeValues(values, deepCopyValues(spec.ValuesWriteOnly))
+		digested = withoutWriteOnly(values, spec.ValuesWriteOnly)
+	}
 	sess, err := newSession(e.kube, spec)
 	if err != nil {
 		return nil, err
@@ -98,8 +103,9 @@ func (e *Engine) prepare(ctx context.Context, spec *Spec, st *Status) (*request,
 		chartName:    ch.Name(),
 		chartVersion: ch.Metadata.Version,
 		chartDigest:  spec.ChartDigest,
-		configDigest: DigestValues(values),
+		configDigest: DigestValues(digested),
 		prDigest:     postRenderersDigest(spec.PostRenderers),
+		writeOnly:    spec.ValuesWriteOnly,
 	}
 	return r, nil
 }

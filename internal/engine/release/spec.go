@@ -138,6 +138,13 @@ type Spec struct {
 	// TargetPath reference set into the result so far), and Values on top.
 	Values     map[string]any
 	ValuesFrom []ValuesReference
+	// ValuesWriteOnly are merged last, over everything (`values_wo`, which
+	// Terraform never stores). No config digest covers them: the desired
+	// values and the release's stored ones are both digested without the
+	// paths they set, so that a new write-only value alone is no change
+	// (Force, from `values_wo_version`, upgrades with it), and removing them
+	// is one.
+	ValuesWriteOnly map[string]any
 
 	Install        Install
 	Upgrade        Upgrade

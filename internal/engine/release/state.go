@@ -56,6 +56,9 @@ type syncInputs struct {
 	// knownChartDigest is the chart digest of the last attempt before this
 	// apply, the fallback when a history entry does not say its own.
 	knownChartDigest string
+	// writeOnly are Spec.ValuesWriteOnly, whose paths neither configDigest
+	// nor the comparison with the release's values covers.
+	writeOnly map[string]any
 }
 
 // outOfSync says why a deployed release differs from the desired one, or "".
@@ -72,7 +75,11 @@ func outOfSync(rls *helmrelease.Release, cur *Snapshot, st *Status, in syncInput
 	if known != "" && in.chartDigest != "" && known != in.chartDigest {
 		return "release chart digest changed"
 	}
-	if cur.ConfigDigest != in.configDigest {
+	live := cur.ConfigDigest
+	if len(in.writeOnly) > 0 {
+		live = DigestValues(withoutWriteOnly(rls.Config, in.writeOnly))
+	}
+	if live != in.configDigest {
 		return "release config values changed"
 	}
 	if st.PostRenderersDigest != "" && st.PostRenderersDigest != in.prDigest {

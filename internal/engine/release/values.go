@@ -202,3 +202,46 @@ func deepCopyValue(v any) any {
 // the cluster. At plan it is no error: another resource of the same apply may
 // create it (Plan.ValuesMissing).
 var ErrValuesFromMissing = errors.New("not found")
+
+// MergeValues deep-merges b over a as Helm merges `-f` files (and
+// hashicorp/helm its `values` list): maps merge key by key, anything else in
+// b replaces what a has. Neither argument is modified; the result shares
+// their unmerged subtrees.
+func MergeValues(a, b map[string]any) map[string]any {
+	out := make(map[string]any, len(a)+len(b))
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		if bm, ok := v.(map[string]any); ok {
+			if am, ok := out[k].(map[string]any); ok {
+				out[k] = MergeValues(am, bm)
+				continue
+			}
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// withoutWriteOnly is values without the leaves mask sets (a map in mask over a
+// map in values recurses; anything else drops the key): what the config
+// digest covers when write-only values are merged in. values is not
+// modified.
+func withoutWriteOnly(values, mask map[string]any) map[string]any {
+	out := make(map[string]any, len(values))
+	for k, v := range values {
+		m, masked := mask[k]
+		switch {
+		case !masked:
+			out[k] = v
+		default:
+			sub, ok1 := m.(map[string]any)
+			vm, ok2 := v.(map[string]any)
+			if ok1 && ok2 {
+				out[k] = withoutWriteOnly(vm, sub)
+			}
+		}
+	}
+	return out
+}

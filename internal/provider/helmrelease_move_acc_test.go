@@ -1,0 +1,241 @@
+package provider
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
+)
+
+// helmProviderTag is the hashicorp/helm release the migration tests install
+// with (tools/helm-provider/build.sh builds it).
+const helmProviderTag = "v3.1.2"
+
+var (
+	helmProviderOnce sync.Once
+	helmProviderDir  string
+	helmProviderErr  error
+)
+
+// helmProvider returns a directory holding terraform-provider-helm
+// helmProviderTag, built by tools/helm-provider/build.sh into
+// ${XDG_CACHE_HOME:-~/.cache}/stevedore-tools/helm-provider-<tag> (the script
+// keeps a binary it built before, so only the first run builds, for minutes).
+// When it cannot be built the test fails, saying why; under -short it skips.
+func helmProvider(t *testing.T) string {
+	t.Helper()
+	helmProviderOnce.Do(func() {
+		cache := os.Getenv("XDG_CACHE_HOME")
+		if cache == "" {
+			home, err := os.UserHomeDir()
+			if err != nil {
+				helmProviderErr = err
+				return
+			}
+			cache = filepath.Join(home, ".cache")
+		}
+		dir := filepath.Join(cache, "stevedore-tools", "helm-provider-"+helmProviderTag)
+		_, file, _, _ := runtime.Caller(0)
+		script := filepath.Join(filepath.Dir(file), "..", "..", "tools", "helm-provider", "build.sh")
+		cmd := exec.Command(script, dir)
+		if os.Getenv("GOTOOLCHAIN") == "" {
+			cmd.Env = append(os.Environ(), "GOTOOLCHAIN=go1.27.3")
+		}
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if _, err := cmd.Output(); err != nil {
+			helmProviderErr = fmt.Errorf("tools/helm-provider/build.sh %s could not build hashicorp/helm %s "+
+				"(it needs the git mirror /work/.mirror/hashicorp+terraform-provider-helm/repo, $HELM_PROVIDER_GIT or GitHub, "+
+				"and the Go module proxy): %v\n%s", dir, helmProviderTag, err, stderr.String())
+			return
+		}
+		helmProviderDir = dir
+	})
+	if helmProviderErr != nil {
+		if testing.Short() {
+			t.Skip(helmProviderErr)
+		}
+		t.Fatal(helmProviderErr)
+	}
+	return helmProviderDir
+}
+
+// helmWorkspace is a workspace whose CLI also takes hashicorp/helm from
+// helmProvider.
+func helmWorkspace(t *testing.T, c cli) *workspace {
+	t.Helper()
+	helmDir := helmProvider(t)
+	w := newWorkspace(t, c, "")
+	rc := fmt.Sprintf("provider_installation {\n  dev_overrides {\n    \"stevedore-dev/stevedore\" = %q\n    \"hashicorp/helm\" = %q\n  }\n  direct {}\n}\n",
+		builtProvider(t), helmDir)
+	if err := os.WriteFile(w.rc, []byte(rc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// The values, sets and sensitive set both providers are given, written the
+// same way: a helm_release block converts by renaming.
+const migratedValues = `
+  values = [
+    yamlencode({ replicaCount = 1, config = { greeting = "hello", level = "1" } }),
+    "config:\n  extra: from-the-second-document\n",
+  ]
+  set = [
+    { name = "config.level", value = "2" },
+    { name = "config.tag", value = "007", type = "string" },
+  ]
+  set_list = [
+    { name = "hosts", value = ["a.example.com", "b.example.com"] },
+  ]
+  set_sensitive = [
+    { name = "config.password", value = "pa55-word-not-in-plans" },
+  ]
+`
+
+func helmReleaseBlock(t *testing.T, dir, ns, chartDir string) string {
+	return fmt.Sprintf(`
+provider "helm" {
+  kubernetes = { config_path = %s }
+  repository_cache       = %s
+  repository_config_path = %s
+  registry_config_path   = %s
+  plugins_path           = %s
+}
+
+resource "helm_release" "web" {
+  name      = "web"
+  namespace = %q
+  chart     = %s
+%s
+}
+`, hcl(testenv.Need(t).Cluster.Kubeconfig), hcl(filepath.Join(dir, "cache")), hcl(filepath.Join(dir, "repositories.yaml")),
+		hcl(filepath.Join(dir, "registry.json")), hcl(filepath.Join(dir, "plugins")), ns, hcl(chartDir), migratedValues)
+}
+
+func stevedoreReleaseBlock(cacheDir, ns, chartDir, extra string) string {
+	return providerBlock(fmt.Sprintf("cache_dir = %s", hcl(cacheDir))) + fmt.Sprintf(`
+resource "stevedore_helmrelease" "web" {
+  name      = "web"
+  namespace = %q
+  chart {
+    source_path = %s
+  }
+%s
+}
+%s
+`, ns, hcl(chartDir), migratedValues, extra)
+}
+
+// noChangePlan fails unless out is the output of a plan that changes nothing
+// (a move alone is no change) but the computed attributes in computedOnly.
+func noChangePlan(t *testing.T, c cli, what, out string, computedOnly ...string) {
+	t.Helper()
+	if !regexp.MustCompile(`No changes\.|0 to add, 0 to change, 0 to destroy`).MatchString(out) {
+		changed := regexp.MustCompile(`(?m)^\s+[-+~] ([a-z_]+)\s+=`).FindAllStringSubmatch(out, -1)
+		if !regexp.MustCompile(`0 to add, 1 to change, 0 to destroy`).MatchString(out) || len(changed) == 0 {
+			t.Fatalf("%s: %s plan is not empty\n%s", c.name, what, out)
+		}
+		for _, m := range changed {
+			if !slices.Contains(computedOnly, m[1]) {
+				t.Fatalf("%s: %s plan changes %s, want no change but of %v\n%s", c.name, what, m[1], computedOnly, out)
+			}
+		}
+	}
+	if strings.Contains(out, "pa55-word-not-in-plans") {
+		t.Fatalf("%s: %s plan shows the set_sensitive value\n%s", c.name, what, out)
+	}
+}
+
+// TestAccHelmRelease_movedFromHelmRelease installs a release with
+// hashicorp/helm v3's helm_release (a values list of two documents, set with
+// both types, set_list and set_sensitive), then moves it with a `moved` block
+// to a stevedore_helmrelease that says the same thing, block copied: the plan
+// of the move changes nothing, its apply writes no Helm revision (the release
+// stays at revision 1), the next plan is empty, and the sensitive value
+// appears in no plan output. Both CLIs of the matrix move across types.
+func TestAccHelmRelease_movedFromHelmRelease(t *testing.T) {
+	needAcc(t)
+	t.Parallel()
+	forEachCLI(t, func(t *testing.T, c cli) {
+		ns := uniqueNamespace(t, "hr-moved-"+c.name)
+		chartDir := chartCopy(t, "1.0.0")
+		w := helmWorkspace(t, c)
+		w.write(helmReleaseBlock(t, t.TempDir(), ns, chartDir))
+		w.must("apply", "-auto-approve", "-input=false")
+		if got := releaseRevisions(t, ns, "web"); !slices.Equal(got, []string{"1:deployed"}) {
+			t.Fatalf("revisions after helm_release's install: %v", got)
+		}
+
+		w.write(stevedoreReleaseBlock(t.TempDir(), ns, chartDir, `
+moved {
+  from = helm_release.web
+  to   = stevedore_helmrelease.web
+}
+`))
+		out := w.must("plan", "-input=false")
+		// The digest of the chart archive is unknown to helm_release: the
+		// plan records it, and no upgrade follows (checked below).
+		noChangePlan(t, c, "the move's", out, "chart_digest")
+		if !strings.Contains(out, "moved from helm_release.web") {
+			t.Fatalf("%s: the plan does not show the move\n%s", c.name, out)
+		}
+		w.must("apply", "-auto-approve", "-input=false")
+		if got := releaseRevisions(t, ns, "web"); !slices.Equal(got, []string{"1:deployed"}) {
+			t.Fatalf("revisions after the move's apply: %v, want the release untouched at 1", got)
+		}
+		w.planEmpty()
+		state := w.must("show", "-json")
+		if !strings.Contains(state, `"stevedore_helmrelease"`) || strings.Contains(state, `"helm_release"`) {
+			t.Fatalf("state after the move:\n%s", state)
+		}
+		w.destroy()
+		if got, err := testenv.ReleaseRevisions(testenv.Need(t).Cluster.Kubeconfig, ns, "web"); err == nil && len(got) != 0 {
+			t.Fatalf("revisions after destroy: %v, want the release uninstalled", got)
+		}
+	})
+}
+
+// TestAccHelmRelease_importFromHelmRelease is the documented path where a
+// CLI cannot move across types: `state rm` of the helm_release, then an
+// import block with the same stevedore configuration. The import's apply
+// writes no Helm revision and the next plan is empty.
+//
+// The import's own plan shows the release's values (an import reconstructs
+// them into `values`), the set_sensitive value among them: the guide says so.
+func TestAccHelmRelease_importFromHelmRelease(t *testing.T) {
+	needAcc(t)
+	t.Parallel()
+	forEachCLI(t, func(t *testing.T, c cli) {
+		ns := uniqueNamespace(t, "hr-mvimp-"+c.name)
+		chartDir := chartCopy(t, "1.0.0")
+		w := helmWorkspace(t, c)
+		w.write(helmReleaseBlock(t, t.TempDir(), ns, chartDir))
+		w.must("apply", "-auto-approve", "-input=false")
+		w.must("state", "rm", "helm_release.web")
+		w.write(stevedoreReleaseBlock(t.TempDir(), ns, chartDir, fmt.Sprintf(`
+import {
+  to = stevedore_helmrelease.web
+  id = "%s/web"
+}
+`, ns)))
+		// The import reads the release's values into `values` (as every
+		// import does), so its one plan shows them going to the
+		// configuration's documents and sets, set_sensitive's value
+		// included: the guide says so, and that `moved` has no such plan.
+		w.must("apply", "-auto-approve", "-input=false")
+		if got := releaseRevisions(t, ns, "web"); !slices.Equal(got, []string{"1:deployed"}) {
+			t.Fatalf("revisions after the import's apply: %v, want the release untouched at 1", got)
+		}
+		w.planEmpty()
+		w.destroy()
+	})
+}
