@@ -108,6 +108,8 @@ func moveFromHelmRelease(ctx context.Context, req resource.MoveStateRequest, res
 		return
 	}
 	resp.Diagnostics.Append(setModel(ctx, &resp.TargetState, m)...)
+	// CLIs with resource identity require the moved resource's.
+	resp.Diagnostics.Append(setReleaseIdentity(ctx, resp.TargetIdentity, m)...)
 }
 
 // helmReleaseFromSource converts a helm_release state (raw JSON) into a
