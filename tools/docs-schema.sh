@@ -10,6 +10,11 @@
 set -euo pipefail
 out=$1
 cd "$(dirname "$0")/.."
+# A CLI configuration file that does not exist makes tofu print a warning
+# into the JSON: no configuration is what this means.
+if [ -n "${TF_CLI_CONFIG_FILE:-}" ] && [ ! -f "$TF_CLI_CONFIG_FILE" ]; then
+	unset TF_CLI_CONFIG_FILE
+fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 plugin="$work/plugins/registry.terraform.io/hashicorp/stevedore/0.0.1/$(go env GOOS)_$(go env GOARCH)"

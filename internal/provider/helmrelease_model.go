@@ -11,7 +11,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"sigs.k8s.io/yaml"
 
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/release"
@@ -505,9 +504,9 @@ func valuesFrom(v types.Dynamic) (map[string]any, error) {
 		return valuesList(l.Elements())
 	}
 	if s, ok := v.UnderlyingValue().(types.String); ok {
-		out := map[string]any{}
-		if err := yaml.Unmarshal([]byte(s.ValueString()), &out); err != nil {
-			return nil, fmt.Errorf("values is a string, so it must be a YAML mapping: %w", err)
+		out, err := yamlMapping(s.ValueString())
+		if err != nil {
+			return nil, fmt.Errorf("values is a string, so it %w", err)
 		}
 		return out, nil
 	}

@@ -159,11 +159,7 @@ func valuesDocument(v attr.Value) (map[string]any, error) {
 		if s.IsUnknown() {
 			return nil, errUnknownValue
 		}
-		out := map[string]any{}
-		if err := yaml.Unmarshal([]byte(s.ValueString()), &out); err != nil {
-			return nil, fmt.Errorf("must be a YAML mapping: %w", err)
-		}
-		return out, nil
+		return yamlMapping(s.ValueString())
 	}
 	g, err := goValue(v)
 	if err != nil || g == nil {
@@ -174,6 +170,22 @@ func valuesDocument(v attr.Value) (map[string]any, error) {
 		return nil, fmt.Errorf("must be an object or a YAML string holding a mapping, got %s", typeName(g))
 	}
 	return m, nil
+}
+
+// yamlMapping reads a YAML string that must hold a mapping; an empty one is
+// no values. What it holds otherwise is said in HCL terms, not Go's.
+func yamlMapping(text string) (map[string]any, error) {
+	var doc any
+	if err := yaml.Unmarshal([]byte(text), &doc); err != nil {
+		return nil, fmt.Errorf("must be a YAML mapping: %w", err)
+	}
+	switch d := doc.(type) {
+	case nil:
+		return map[string]any{}, nil
+	case map[string]any:
+		return d, nil
+	}
+	return nil, fmt.Errorf("must be a YAML mapping (or an object), got a YAML string holding %s", typeName(doc))
 }
 
 // errValuesDocument says which document of a values list failed.

@@ -1043,7 +1043,7 @@ func TestAccHelmRelease_badInput(t *testing.T) {
 		chartDir := chartCopy(t, "1.0.0")
 		steps := []struct{ body, want string }{
 			{`values = "replicaCount: [1"`, `(?s)values.*YAML`},
-			{`values = ["a"]`, `(?s)values.*must be an object`},
+			{`values = ["a"]`, `(?s)values\[0\].*YAML\s+mapping.*holding\s+a\s+string`},
 			{`release_name = "` + strings.Repeat("a", 54) + `"`, `(?s)release_name.*53`},
 			{"upgrade {\n remediation {\n strategy = \"retry\"\n }\n }", `(?s)strategy.*rollback`},
 			{"drift_detection {\n ignore {\n paths = [\"spec/replicas\"]\n }\n }", `(?s)drift_detection.*ignore.*paths`},
