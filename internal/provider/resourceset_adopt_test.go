@@ -271,19 +271,22 @@ resource "stevedore_resourceset" "adopt" {
 func TestAccResourceSet_refusesObjectOwnedByAnotherSet(t *testing.T) {
 	t.Parallel()
 	accTestEach(t, func(t *testing.T) tfresource.TestCase {
+		// The ConfigMap lives in a namespace of this run's own, so that the
+		// other CLI's run at the same time, or -count=2, meets its own.
+		ns := uniqueNamespace(t, "owned")
 		set := func(name, from string) string {
 			return fmt.Sprintf(`
 resource "stevedore_resourceset" %q {
   name      = %q
-  namespace = "default"
+  namespace = %q
   resources = [{ apiVersion = "v1", kind = "ConfigMap", metadata = { name = "owned-shared" }, data = { from = %q } }]
 }
-`, name, name, from)
+`, name, name, ns, from)
 		}
 		a := providerBlock("") + set("own-a", "a")
 		return tfresource.TestCase{
 			CheckDestroy: func(*terraform.State) error {
-				if exists(t, "v1", "ConfigMap", "default", "owned-shared") {
+				if exists(t, "v1", "ConfigMap", ns, "owned-shared") {
 					return fmt.Errorf("ConfigMap owned-shared survived destroy")
 				}
 				return nil
@@ -292,13 +295,13 @@ resource "stevedore_resourceset" %q {
 				{Config: a},
 				{
 					Config:      a + set("own-b", "b"),
-					ExpectError: wrapped(`resourceset default/own-b: resources: ConfigMap/default/owned-shared is owned by stevedore_resourceset default/own-a \(owner [0-9a-f]{32}\); remove it from one of the sets`),
+					ExpectError: wrapped(`resourceset ` + ns + `/own-b: resources: ConfigMap/` + ns + `/owned-shared is owned by stevedore_resourceset ` + ns + `/own-a \(owner [0-9a-f]{32}\); remove it from one of the sets`),
 				},
 				{
 					Config: a,
 					Check: func(*terraform.State) error {
 						var cm corev1.ConfigMap
-						if err := testClient(t).Get(context.Background(), client.ObjectKey{Namespace: "default", Name: "owned-shared"}, &cm); err != nil {
+						if err := testClient(t).Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "owned-shared"}, &cm); err != nil {
 							return err
 						}
 						if cm.Data["from"] != "a" || cm.Labels[resourceset.NameLabel] != "own-a" {
