@@ -36,9 +36,6 @@ var (
 
 func (r *helmReleaseResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_helmrelease"
-	// The identity's namespace is the resource's, which may change in
-	// place (helmReleaseIdentity).
-	resp.ResourceBehavior.MutableIdentity = true
 }
 
 func (r *helmReleaseResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
@@ -747,9 +744,10 @@ func (r *helmReleaseResource) Delete(ctx context.Context, req resource.DeleteReq
 // configuration that matches the running release plans nothing after the
 // import.
 //
-// An import block's identity (namespace, release_name, storage_namespace)
-// names the release explicitly; its objects' namespace then gives the
-// target namespace, and the release name the name (importedFrom).
+// An import block's identity (namespace, release_name) names the release as
+// Helm locates it; the resource's namespace is then the storage namespace,
+// its objects' namespace gives the target namespace, and the release name
+// the name (importedFrom).
 func (r *helmReleaseResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	byIdentity := req.ID == "" && req.Identity != nil
 	var id release.ImportID

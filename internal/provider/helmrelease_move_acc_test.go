@@ -1,7 +1,9 @@
 package provider
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -140,7 +142,9 @@ resource "stevedore_helmrelease" "web" {
 func noChangePlan(t *testing.T, c cli, what, out string, computedOnly ...string) {
 	t.Helper()
 	if !regexp.MustCompile(`No changes\.|0 to add, 0 to change, 0 to destroy`).MatchString(out) {
-		changed := regexp.MustCompile(`(?m)^\s+[-+~] ([a-z_]+)\s+=`).FindAllStringSubmatch(out, -1)
+		// OpenTofu lists every write-only attribute of a resource it updates
+		// as `~ name = (write-only attribute)`, changed or not: not a change.
+		changed := regexp.MustCompile(`(?m)^\s+[-+~] ([a-z_]+)\s+= (?:[^(\n].*|\([^w\n].*)?$`).FindAllStringSubmatch(out, -1)
 		if !regexp.MustCompile(`0 to add, 1 to change, 0 to destroy`).MatchString(out) || len(changed) == 0 {
 			t.Fatalf("%s: %s plan is not empty\n%s", c.name, what, out)
 		}
@@ -182,15 +186,6 @@ moved {
 }
 `))
 		out, code := w.run("plan", "-input=false")
-		if code != 0 && c.product == "opentofu" && strings.Contains(out, `attribute "storage_namespace" is required`) {
-			// OpenTofu 1.12.6 keeps helm_release's resource identity
-			// ({namespace, release_name}) on the moved resource instead of
-			// the one MoveResourceState returns, and then cannot read it
-			// with stevedore's identity schema. Not solved yet: the identity
-			// would have to be helm_release's. Users of OpenTofu take the
-			// `removed` + `import` path (TestAccHelmRelease_importFromHelmRelease).
-			t.Skipf("%s: moved from helm_release fails (open, see the migration guide):\n%s", c.name, out)
-		}
 		if code != 0 {
 			t.Fatalf("%s plan of the move: exit %d\n%s", c.name, code, out)
 		}
@@ -209,6 +204,32 @@ moved {
 		if !strings.Contains(state, `"stevedore_helmrelease"`) || strings.Contains(state, `"helm_release"`) {
 			t.Fatalf("state after the move:\n%s", state)
 		}
+		if why, err := c.lacks(cliIdentity); err != nil {
+			t.Fatal(err)
+		} else if why == "" {
+			// The identity the state keeps is helm_release's, and the same
+			// as stevedore's for the release: {namespace, release_name}.
+			raw, err := os.ReadFile(filepath.Join(w.dir, "terraform.tfstate"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var st struct {
+				Resources []struct {
+					Type      string `json:"type"`
+					Instances []struct {
+						Identity map[string]any `json:"identity"`
+					} `json:"instances"`
+				} `json:"resources"`
+			}
+			if err := json.Unmarshal(raw, &st); err != nil {
+				t.Fatal(err)
+			}
+			want := map[string]any{"namespace": ns, "release_name": "web"}
+			if len(st.Resources) != 1 || st.Resources[0].Type != "stevedore_helmrelease" || len(st.Resources[0].Instances) != 1 ||
+				!maps.Equal(st.Resources[0].Instances[0].Identity, want) {
+				t.Fatalf("%s: state after the move, want one stevedore_helmrelease with identity %v:\n%s", c.name, want, raw)
+			}
+		}
 		w.destroy()
 		if got, err := testenv.ReleaseRevisions(testenv.Need(t).Cluster.Kubeconfig, ns, "web"); err == nil && len(got) != 0 {
 			t.Fatalf("revisions after destroy: %v, want the release uninstalled", got)
@@ -217,8 +238,9 @@ moved {
 }
 
 // TestAccHelmRelease_importFromHelmRelease is the documented path where a
-// CLI cannot move across types: `state rm` of the helm_release, then an
-// import block with the same stevedore configuration. The import's apply
+// CLI cannot move across types: a `removed` block (under OpenTofu) or
+// `state rm` (under Terraform) of the helm_release, and an import block with
+// the same stevedore configuration. The import's apply
 // writes no Helm revision and the next plan is empty.
 //
 // The import's own plan shows the release's values (an import reconstructs
@@ -232,8 +254,23 @@ func TestAccHelmRelease_importFromHelmRelease(t *testing.T) {
 		w := helmWorkspace(t, c)
 		w.write(helmReleaseBlock(t, t.TempDir(), ns, chartDir))
 		w.must("apply", "-auto-approve", "-input=false")
-		w.must("state", "rm", "helm_release.web")
-		w.write(stevedoreReleaseBlock(t.TempDir(), ns, chartDir, fmt.Sprintf(`
+		// Under OpenTofu the guide's example as it is: a `removed` block
+		// that keeps the release, beside the import block, in one apply.
+		// Under Terraform the other path the guide gives, `state rm`.
+		forget := ""
+		if c.product == "opentofu" {
+			forget = `
+removed {
+  from = helm_release.web
+  lifecycle {
+    destroy = false
+  }
+}
+`
+		} else {
+			w.must("state", "rm", "helm_release.web")
+		}
+		w.write(stevedoreReleaseBlock(t.TempDir(), ns, chartDir, forget+fmt.Sprintf(`
 import {
   to = stevedore_helmrelease.web
   id = "%s/web"
@@ -246,6 +283,9 @@ import {
 		w.must("apply", "-auto-approve", "-input=false")
 		if got := releaseRevisions(t, ns, "web"); !slices.Equal(got, []string{"1:deployed"}) {
 			t.Fatalf("revisions after the import's apply: %v, want the release untouched at 1", got)
+		}
+		if got := strings.Fields(w.must("state", "list")); !slices.Equal(got, []string{"stevedore_helmrelease.web"}) {
+			t.Fatalf("%s: state after the import's apply holds %v, want stevedore_helmrelease.web alone", c.name, got)
 		}
 		w.planEmpty()
 		w.destroy()

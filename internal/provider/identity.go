@@ -24,34 +24,37 @@ var (
 	_ resource.ResourceWithIdentity = (*resourceSetResource)(nil)
 )
 
-// helmReleaseIdentity names a release as hashicorp/helm 3.x names its
-// helm_release (`namespace`, `release_name`), plus the storage namespace,
-// which in stevedore may differ from `namespace`: two resources of one
-// namespace may keep releases of one name in two storage namespaces, and
-// `storage_namespace` with `release_name` is what Helm itself locates a
-// release by. Both of those change only with a replacement; `namespace` may
-// change in place (the release stays where it is stored), which is why the
-// resource declares its identity mutable.
+// helmReleaseIdentity names a release as Helm locates it, and as
+// hashicorp/helm 3.x names its helm_release: `namespace` is the namespace of
+// Helm's release storage (the resource's `storage_namespace`, which is its
+// `namespace` unless set otherwise), and `release_name` the release's name.
+// The two name one release in the cluster, and each of them changes only
+// with a replacement, so the identity never changes in place.
+//
+// It has helm_release's attributes and no others, because OpenTofu (1.12)
+// keeps the source's identity on a resource that a `moved` block brings over
+// from another type and reads it with this schema: one attribute more and
+// the move fails ("attribute ... is required").
 type helmReleaseIdentity struct {
-	Namespace        types.String `tfsdk:"namespace"`
-	ReleaseName      types.String `tfsdk:"release_name"`
-	StorageNamespace types.String `tfsdk:"storage_namespace"`
+	Namespace   types.String `tfsdk:"namespace"`
+	ReleaseName types.String `tfsdk:"release_name"`
 }
+
+// defaultIdentityNamespace is the namespace of an import block's identity
+// that names none, as for helm_release.
+const defaultIdentityNamespace = "default"
 
 func (r *helmReleaseResource) IdentitySchema(_ context.Context, _ resource.IdentitySchemaRequest, resp *resource.IdentitySchemaResponse) {
 	resp.IdentitySchema = identityschema.Schema{
 		Attributes: map[string]identityschema.Attribute{
 			"namespace": identityschema.StringAttribute{
-				RequiredForImport: true,
-				Description:       "The resource's `namespace` (the HelmRelease's namespace).",
+				OptionalForImport: true,
+				Description: "The namespace of Helm's release storage: the resource's `storage_namespace`, which is its `namespace` " +
+					"unless set otherwise. Default for import: `" + defaultIdentityNamespace + "`, as for helm_release.",
 			},
 			"release_name": identityschema.StringAttribute{
 				RequiredForImport: true,
 				Description:       "The Helm release name.",
-			},
-			"storage_namespace": identityschema.StringAttribute{
-				OptionalForImport: true,
-				Description:       "The namespace of Helm's release storage. Default for import: `namespace`.",
 			},
 		},
 	}
@@ -60,28 +63,30 @@ func (r *helmReleaseResource) IdentitySchema(_ context.Context, _ resource.Ident
 // setReleaseIdentity sets ident from m. It leaves ident as it is while any
 // of its values is not known (a state that cannot tell yet).
 func setReleaseIdentity(ctx context.Context, ident *tfsdk.ResourceIdentity, m *helmReleaseModel) diag.Diagnostics {
-	if ident == nil || !knownText(m.Namespace, m.ReleaseName, m.StorageNamespace) {
+	if ident == nil || !knownText(m.StorageNamespace, m.ReleaseName) {
 		return nil
 	}
-	return ident.Set(ctx, helmReleaseIdentity{Namespace: m.Namespace, ReleaseName: m.ReleaseName, StorageNamespace: m.StorageNamespace})
+	return ident.Set(ctx, helmReleaseIdentity{Namespace: m.StorageNamespace, ReleaseName: m.ReleaseName})
 }
 
 // releaseImportIdentity reads an import block's identity into an import ID
-// that names the release explicitly. The ID's name and target namespace are
-// placeholders until importedFrom completes them from the release found.
+// that names the release explicitly, with the resource's namespace that of
+// the storage. The ID's name and target namespace are placeholders until
+// importedFrom completes them from the release found.
 func releaseImportIdentity(ctx context.Context, ident *tfsdk.ResourceIdentity) (release.ImportID, diag.Diagnostics) {
 	var v helmReleaseIdentity
 	diags := ident.Get(ctx, &v)
 	if diags.HasError() {
 		return release.ImportID{}, diags
 	}
-	text := v.Namespace.ValueString() + "/" + v.ReleaseName.ValueString()
-	if !v.StorageNamespace.IsNull() {
-		text += ",storage_namespace=" + v.StorageNamespace.ValueString()
+	ns := v.Namespace.ValueString()
+	if ns == "" {
+		ns = defaultIdentityNamespace
 	}
+	rel := v.ReleaseName.ValueString()
 	// The extended ID's own checks (Kubernetes names, Helm's release name
 	// limit) apply to the identity's values.
-	id, err := release.ParseImportID(text + ",release_name=" + v.ReleaseName.ValueString())
+	id, err := release.ParseImportID(ns + "/" + rel + ",storage_namespace=" + ns + ",release_name=" + rel)
 	if err != nil {
 		diags.AddError("Invalid import identity", err.Error())
 		return release.ImportID{}, diags

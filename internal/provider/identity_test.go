@@ -3,6 +3,7 @@ package provider
 import (
 	"fmt"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -16,24 +17,23 @@ import (
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
 )
 
-// expectReleaseIdentity checks the release's identity, and that each of its
-// values is the state's attribute of the same name.
-func expectReleaseIdentity(ns, releaseName, storageNS string) []statecheck.StateCheck {
+// expectReleaseIdentity checks the release's identity: its namespace is
+// the state's storage_namespace, its release_name the state's.
+func expectReleaseIdentity(storageNS, releaseName string) []statecheck.StateCheck {
 	return []statecheck.StateCheck{
 		statecheck.ExpectIdentity(releaseAddr, map[string]knownvalue.Check{
-			"namespace":         knownvalue.StringExact(ns),
-			"release_name":      knownvalue.StringExact(releaseName),
-			"storage_namespace": knownvalue.StringExact(storageNS),
+			"namespace":    knownvalue.StringExact(storageNS),
+			"release_name": knownvalue.StringExact(releaseName),
 		}),
-		statecheck.ExpectIdentityValueMatchesState(releaseAddr, tfjsonpath.New("namespace")),
+		statecheck.ExpectIdentityValueMatchesStateAtPath(releaseAddr, tfjsonpath.New("namespace"), tfjsonpath.New("storage_namespace")),
 		statecheck.ExpectIdentityValueMatchesState(releaseAddr, tfjsonpath.New("release_name")),
-		statecheck.ExpectIdentityValueMatchesState(releaseAddr, tfjsonpath.New("storage_namespace")),
 	}
 }
 
 // TestAccHelmRelease_identity: a release as Flux makes one for a HelmRelease
 // with a target namespace (release apps-podinfo, stored in flux-system) has
-// the identity {namespace, release_name, storage_namespace}; an import block
+// the identity {namespace = flux-system, release_name = apps-podinfo}, as
+// helm_release names a release; an import block
 // with that identity imports it into the same configuration with no change
 // (the name and target namespace come from the release).
 func TestAccHelmRelease_identity(t *testing.T) {
@@ -50,7 +50,7 @@ func TestAccHelmRelease_identity(t *testing.T) {
 			Steps: []resource.TestStep{
 				{
 					Config:            releaseConfig(cacheDir, chartDir, fs, body),
-					ConfigStateChecks: expectReleaseIdentity(fs, rel, fs),
+					ConfigStateChecks: expectReleaseIdentity(fs, rel),
 					Check:             storedIn(t, fs, rel, []string{"1:deployed"}, apps),
 				},
 				{
@@ -63,11 +63,45 @@ func TestAccHelmRelease_identity(t *testing.T) {
 	})
 }
 
+// TestAccHelmRelease_identityIsWhereHelmStoresTheRelease: a release whose
+// storage_namespace is not its namespace has the storage namespace in its
+// identity, and a change of namespace, an upgrade in place, keeps the
+// identity (the identity is immutable, so the CLI would refuse a change).
+func TestAccHelmRelease_identityIsWhereHelmStoresTheRelease(t *testing.T) {
+	t.Parallel()
+	accTestEach(t, func(t *testing.T) resource.TestCase {
+		ns, other, storage := uniqueNamespace(t, "hr-id"), uniqueNamespace(t, "hr-id-to"), uniqueNamespace(t, "hr-id-st")
+		cacheDir, chartDir := t.TempDir(), chartCopy(t, "1.0.0")
+		config := func(namespace string) string {
+			return strings.Replace(releaseConfig(cacheDir, chartDir, ns, fmt.Sprintf(`
+  release_name      = "podinfo"
+  storage_namespace = %q
+  target_namespace  = %q`, storage, ns)), fmt.Sprintf("namespace = %q", ns), fmt.Sprintf("namespace = %q", namespace), 1)
+		}
+		return resource.TestCase{
+			TerraformVersionChecks: []tfversion.TerraformVersionCheck{needsCLI(cliIdentity)},
+			CheckDestroy:           storedIn(t, storage, "podinfo", nil, ns),
+			Steps: []resource.TestStep{
+				{
+					Config:            config(ns),
+					ConfigStateChecks: expectReleaseIdentity(storage, "podinfo"),
+					Check:             storedIn(t, storage, "podinfo", []string{"1:deployed"}, ns),
+				},
+				{
+					Config:            config(other),
+					ConfigPlanChecks:  expectAction(plancheck.ResourceActionUpdate),
+					ConfigStateChecks: expectReleaseIdentity(storage, "podinfo"),
+					Check:             storedIn(t, storage, "podinfo", []string{"1:superseded", "2:deployed"}, ns),
+				},
+			},
+		}
+	})
+}
+
 // TestAccHelmRelease_importByIdentity: a release installed with
 // `helm install -n <ns> podinfo` is imported with the identity a helm_release
-// of hashicorp/helm has, {namespace, release_name} (storage_namespace left to
-// its default), into the configuration that matches it: no change, and the
-// identity kept has the storage namespace. An identity that names no release
+// of hashicorp/helm has, {namespace, release_name}, into the configuration
+// that matches it: no change. An identity that names no release
 // fails, naming it.
 func TestAccHelmRelease_importByIdentity(t *testing.T) {
 	t.Parallel()
@@ -102,7 +136,7 @@ import {
 				{
 					Config:           importing("podinfo"),
 					ConfigPlanChecks: expectAction(plancheck.ResourceActionNoop),
-					ConfigStateChecks: append(expectReleaseIdentity(ns, "podinfo", ns),
+					ConfigStateChecks: append(expectReleaseIdentity(ns, "podinfo"),
 						statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(1))),
 					Check: storedIn(t, ns, "podinfo", []string{"1:deployed"}),
 				},

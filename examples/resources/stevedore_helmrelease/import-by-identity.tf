@@ -1,8 +1,8 @@
 # Terraform 1.12+ and OpenTofu 1.12+: an import block can name the release by
-# its identity, as for a helm_release of hashicorp/helm. namespace is the
-# resource's namespace, release_name the Helm release; storage_namespace
-# (where Helm keeps the release) defaults to namespace. The target namespace
-# is where the release's objects are, and the name is the release name less
+# its identity, as for a helm_release of hashicorp/helm: namespace is where
+# Helm keeps the release (the resource's storage_namespace, by default its
+# namespace), release_name the Helm release. The target namespace is where the
+# release's objects are, and the name is the release name less
 # "<target_namespace>-": release apps-podinfo, stored in flux-system with its
 # objects in apps, is the HelmRelease flux-system/podinfo@apps.
 import {
