@@ -144,7 +144,6 @@ func (r *helmReleaseResource) ModifyPlan(ctx context.Context, req resource.Modif
 		if resp.Diagnostics.HasError() {
 			return
 		}
-		defer r.planReleaseIdentity(ctx, resp)
 		rebuilt, diags := r.loadBook(ctx, state, req.Private)
 		resp.Diagnostics.Append(diags...)
 		if resp.Diagnostics.HasError() {
@@ -288,17 +287,6 @@ func (r *helmReleaseResource) ModifyPlan(ctx context.Context, req resource.Modif
 		plan.Drift = emptyDrift()
 	}
 	resp.Diagnostics.Append(setModel(ctx, &resp.Plan, &plan)...)
-}
-
-// planReleaseIdentity plans the identity that an in-place update returns:
-// the state's, or with a new namespace. (A replacement's is the create's.)
-func (r *helmReleaseResource) planReleaseIdentity(ctx context.Context, resp *resource.ModifyPlanResponse) {
-	if resp.Diagnostics.HasError() || len(resp.RequiresReplace) > 0 {
-		return
-	}
-	var m helmReleaseModel
-	resp.Diagnostics.Append(getModel(ctx, resp.Plan, &m)...)
-	resp.Diagnostics.Append(setReleaseIdentity(ctx, resp.Identity, &m)...)
 }
 
 // planSuspended plans a suspended release: nothing happens to it, so its

@@ -7,6 +7,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -15,9 +16,11 @@ import (
 
 // TestAccHelmRelease_driftSkipMissesNothing: refresh dry-runs only the objects
 // written since the last clean check (their fingerprints are in private
-// state), and no write is missed: a status-only update plans nothing, and a
-// scale, another manager's edit and a delete-and-recreate with other content
-// each show as drift and are corrected.
+// state), and no write is missed: a status-only update plans nothing (and is
+// not dry-run: the fingerprint covers everything but the status), and
+// another manager's label edit after a status write, a scale, another
+// manager's edit and a delete-and-recreate with other content each show as
+// drift and are corrected.
 func TestAccHelmRelease_driftSkipMissesNothing(t *testing.T) {
 	t.Parallel()
 	accTestEach(t, func(t *testing.T) resource.TestCase {
@@ -41,6 +44,27 @@ func TestAccHelmRelease_driftSkipMissesNothing(t *testing.T) {
 					},
 					Config:           cfg,
 					ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+				},
+				{
+					// A status write, and then another manager's edit of a
+					// label the chart sets: the status write does not hide
+					// the edit.
+					PreConfig: func() {
+						testenv.WriteDeploymentStatus(t, c, depKey)
+						dep := &appsv1.Deployment{}
+						if err := c.Get(ctx, depKey, dep); err != nil {
+							t.Fatal(err)
+						}
+						dep.Labels["app.kubernetes.io/name"] = "edited"
+						if err := c.Update(ctx, dep, client.FieldOwner("someone-else")); err != nil {
+							t.Fatal(err)
+						}
+					},
+					Config: cfg,
+					ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+						corrected,
+						expectPriorDrift(releaseAddr, map[string][]string{id("Deployment", "apps"): {`/metadata/labels/app.kubernetes.io~1name="edited"->"podinfo"`}}),
+					}},
 				},
 				{
 					PreConfig: func() {

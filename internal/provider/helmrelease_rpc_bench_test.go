@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 	"helm.sh/helm/v3/pkg/chart/loader"
@@ -44,7 +45,15 @@ func BenchmarkHelmReleaseRPC(b *testing.B) {
 	}
 	schema := schemas.ResourceSchemas[typeName]
 	typ := schema.ValueType()
-	upgrade := &tfprotov6.UpgradeResourceStateRequest{TypeName: typeName, RawState: &tfprotov6.RawState{JSON: raw}}
+	// The file is of schema version 0; a plan's UpgradeResourceState gets
+	// state of the current version, which the framework only decodes. The
+	// state upgrader's JSON is that state.
+	var current resource.UpgradeStateResponse
+	(&helmReleaseResource{}).UpgradeState(ctx)[0].StateUpgrader(ctx, resource.UpgradeStateRequest{RawState: &tfprotov6.RawState{JSON: raw}}, &current)
+	if current.Diagnostics.HasError() || current.DynamicValue == nil {
+		b.Fatalf("upgrade of the file: %v", current.Diagnostics)
+	}
+	upgrade := &tfprotov6.UpgradeResourceStateRequest{TypeName: typeName, Version: schema.Version, RawState: &tfprotov6.RawState{JSON: current.DynamicValue.JSON}}
 	up, err := server.UpgradeResourceState(ctx, upgrade)
 	if err != nil || len(up.Diagnostics) > 0 {
 		b.Fatalf("upgrade: %v %v", err, up.Diagnostics)

@@ -29,7 +29,8 @@ var (
 // Helm's release storage (the resource's `storage_namespace`, which is its
 // `namespace` unless set otherwise), and `release_name` the release's name.
 // The two name one release in the cluster, and each of them changes only
-// with a replacement, so the identity never changes in place.
+// with a replacement, so the identity never changes in place: the plan of
+// an update keeps the prior identity (the framework's default).
 //
 // It has helm_release's attributes and no others, because OpenTofu (1.12)
 // keeps the source's identity on a resource that a `moved` block brings over

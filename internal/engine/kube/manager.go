@@ -595,7 +595,7 @@ func (m *Manager) CheckDrift(ctx context.Context, desired []*unstructured.Unstru
 		switch d.Type {
 		case jsondiff.DiffTypeNone:
 			if live := d.ClusterObject; live != nil && live.GetUID() != "" {
-				report.InSync[idOf(d.DesiredObject)] = Fingerprint{UID: string(live.GetUID()), ResourceVersion: live.GetResourceVersion(), Desired: digests[i]}
+				report.InSync[idOf(d.DesiredObject)] = fingerprintOf(live, digests[i])
 			}
 		case jsondiff.DiffTypeCreate:
 			report.Drift = append(report.Drift, Drift{ID: idOf(d.DesiredObject), Type: string(d.Type)})
