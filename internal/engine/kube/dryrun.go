@@ -48,7 +48,7 @@ func (f *Factory) DryRun() (*Factory, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes dry-run client: %w", err)
 	}
-	g := &Factory{cfg: f.cfg, fieldManager: f.fieldManager}
+	g := &Factory{cfg: f.cfg, fieldManager: f.fieldManager, shared: f.shared}
 	g.once.Do(func() {})
 	g.rest, g.http, g.mapper, g.client, g.dynamic, g.discovery = rc, hc, f.mapper, c, dyn, f.discovery
 	g.poller = polling.NewStatusPoller(c, f.mapper, polling.Options{})

@@ -36,6 +36,9 @@ type Factory struct {
 	poller    *polling.StatusPoller
 	// offline is set by NewOfflineFactory: mapper is served, nothing else.
 	offline bool
+	// shared are the metadata LISTs the drift checks of refreshes share
+	// (DriftOptions.SharedLabel); nil when offline.
+	shared *sharedLists
 }
 
 // NewFactory returns a factory for the cluster cfg describes. fieldManager is the
@@ -44,7 +47,7 @@ func NewFactory(cfg Config, fieldManager string) *Factory {
 	if fieldManager == "" {
 		fieldManager = DefaultFieldManager
 	}
-	return &Factory{cfg: cfg, fieldManager: fieldManager}
+	return &Factory{cfg: cfg, fieldManager: fieldManager, shared: newSharedLists()}
 }
 
 // FieldManager is the server-side apply field manager of this factory's writes.
@@ -143,7 +146,7 @@ func (f *Factory) Manager() (*Manager, error) {
 	}
 	rm := ssa.NewResourceManager(f.client, f.poller, ssa.Owner{Field: f.fieldManager, Group: OwnerGroup})
 	rm.SetConcurrency(managerConcurrency)
-	return &Manager{rm: rm, client: f.client, mapper: f.mapper, fieldManager: f.fieldManager}, nil
+	return &Manager{rm: rm, client: f.client, mapper: f.mapper, fieldManager: f.fieldManager, shared: f.shared}, nil
 }
 
 // Impersonate returns a factory whose requests impersonate the service account
@@ -172,7 +175,9 @@ func (f *Factory) Impersonate(namespace, name string) (*Factory, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &Factory{cfg: f.cfg, fieldManager: f.fieldManager}
+	// Its own shared LISTs: another identity may be allowed to read other
+	// objects.
+	g := &Factory{cfg: f.cfg, fieldManager: f.fieldManager, shared: newSharedLists()}
 	g.once.Do(func() {})
 	g.rest, g.http, g.mapper, g.client, g.dynamic, g.discovery = rc, hc, f.mapper, c, dyn, f.discovery
 	g.poller = polling.NewStatusPoller(c, f.mapper, polling.Options{})

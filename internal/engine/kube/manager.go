@@ -36,6 +36,7 @@ type Manager struct {
 	client       client.Client
 	mapper       meta.RESTMapper
 	fieldManager string
+	shared       *sharedLists
 }
 
 // ResourceManager is the underlying fluxcd/pkg/ssa manager, for the engines that
@@ -453,6 +454,12 @@ type DriftOptions struct {
 	// carries: their metadata is read with one LIST per kind and namespace
 	// with this selector, instead of one GET per object.
 	Owner map[string]string
+	// SharedLabel, when set (and Owner is not), is a label key that the
+	// objects carry: their metadata is read from the LISTs, one per kind,
+	// namespace and key, that the factory's checks share for SharedListTTL,
+	// and with a GET when the LIST does not have them. For refreshes only: a
+	// LIST taken before a write of this process would hide that write.
+	SharedLabel string
 	// OnError, when set, decides about an object whose dry run failed: a
 	// nil error goes on with the diff it returns (nil leaves the object
 	// out); an error stops Drift with it.
@@ -554,7 +561,7 @@ func (m *Manager) CheckDrift(ctx context.Context, desired []*unstructured.Unstru
 		}
 	}
 	report := &DriftReport{InSync: Fingerprints{}}
-	unchanged := m.unchangedSince(ctx, desired, digests, opts.Since, opts.Owner)
+	unchanged := m.unchangedSince(ctx, desired, digests, opts)
 	// One dry-run per object, as jsondiff.UnstructuredList does, but
 	// concurrently: a plan of hundreds of objects is bound by round trips.
 	set := make(jsondiff.DiffSet, len(desired))
@@ -613,7 +620,8 @@ func (m *Manager) CheckDrift(ctx context.Context, desired []*unstructured.Unstru
 // unchangedSince says, for each desired object, whether its fingerprint in
 // since still matches: the live object's metadata is read only for the
 // objects that have one.
-func (m *Manager) unchangedSince(ctx context.Context, desired []*unstructured.Unstructured, digests []string, since Fingerprints, owner map[string]string) []bool {
+func (m *Manager) unchangedSince(ctx context.Context, desired []*unstructured.Unstructured, digests []string, opts DriftOptions) []bool {
+	since := opts.Since
 	out := make([]bool, len(desired))
 	if len(since) == 0 {
 		return out
@@ -630,9 +638,12 @@ func (m *Manager) unchangedSince(ctx context.Context, desired []*unstructured.Un
 	}
 	var live []*metav1.PartialObjectMetadata
 	var errs []error
-	if len(owner) > 0 {
-		live, errs = m.lookupOwned(ctx, objs, owner)
-	} else {
+	switch {
+	case len(opts.Owner) > 0:
+		live, errs = m.lookupOwned(ctx, objs, opts.Owner)
+	case opts.SharedLabel != "" && m.shared != nil:
+		live, errs = m.lookupShared(ctx, objs, opts.SharedLabel)
+	default:
 		live, errs = m.Lookup(ctx, objs)
 	}
 	for j, i := range idx {

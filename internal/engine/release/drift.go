@@ -48,14 +48,20 @@ var driftExclusion = map[string]string{DriftDetectionKey: DriftDetectionDisabled
 // spec's ignored paths and the excluded objects. A missing object is drift of
 // type create; Secret values are masked. The objects whose fingerprint in
 // since still matches are not dry-run; the fingerprints returned are those
-// of the objects in sync now.
-func detectDrift(ctx context.Context, f *kube.Factory, spec *Spec, rel *helmrelease.Release, since kube.Fingerprints) ([]kube.Drift, kube.Fingerprints, error) {
+// of the objects in sync now. A refresh (and only a refresh: see
+// kube.DriftOptions.SharedLabel) reads the metadata of the fingerprinted
+// objects from LISTs that the refreshes of all releases share, selecting the
+// objects with the origin labels.
+func detectDrift(ctx context.Context, f *kube.Factory, spec *Spec, rel *helmrelease.Release, since kube.Fingerprints, refresh bool) ([]kube.Drift, kube.Fingerprints, error) {
 	objs, m, err := driftInputs(f, rel)
 	if err != nil {
 		return nil, nil, objectError(spec, fmt.Errorf("drift detection: %w", err))
 	}
 	opts := driftOptions(spec)
 	opts.Since = since
+	if refresh {
+		opts.SharedLabel = OriginNameLabel
+	}
 	r, err := m.CheckDrift(ctx, objs, opts)
 	if err != nil {
 		return nil, nil, driftError(spec, "drift detection", err)

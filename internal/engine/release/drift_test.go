@@ -114,7 +114,7 @@ func (e *driftEnv) correct(t *testing.T) error {
 
 func (e *driftEnv) detect(t *testing.T) []kube.Drift {
 	t.Helper()
-	d, _, err := detectDrift(testenv.Context(t), e.f, e.spec, e.rel, nil)
+	d, _, err := detectDrift(testenv.Context(t), e.f, e.spec, e.rel, nil, false)
 	if err != nil {
 		t.Fatalf("detect drift: %v", err)
 	}

@@ -194,7 +194,7 @@ func (e *Engine) Observe(ctx context.Context, spec *Spec, prev *Status) (*Status
 		if prev != nil {
 			since = prev.Fingerprints
 		}
-		if st.Drift, st.Fingerprints, err = detectDrift(ctx, sess.f, spec, rls, since); err != nil {
+		if st.Drift, st.Fingerprints, err = detectDrift(ctx, sess.f, spec, rls, since, true); err != nil {
 			return nil, objectError(spec, err)
 		}
 	}

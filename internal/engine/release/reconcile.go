@@ -363,7 +363,7 @@ func (r *request) finish(ctx context.Context) {
 		} else if !r.driftFresh {
 			// Best effort: a failed detection here must not fail an apply
 			// that did its job; refresh reports it.
-			drift, fps, err := detectDrift(ctx, r.sess.f, r.spec, rls, r.st.Fingerprints)
+			drift, fps, err := detectDrift(ctx, r.sess.f, r.spec, rls, r.st.Fingerprints, false)
 			if err == nil {
 				r.st.Drift, r.st.Fingerprints = drift, fps
 			}

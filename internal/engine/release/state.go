@@ -139,7 +139,7 @@ func (r *request) observeState(ctx context.Context, detect bool) (releaseState, 
 		}
 	}
 	if detect && r.spec.DriftDetection.Mode.Corrects() {
-		drift, fps, err := detectDrift(ctx, r.sess.f, r.spec, rls, r.st.Fingerprints)
+		drift, fps, err := detectDrift(ctx, r.sess.f, r.spec, rls, r.st.Fingerprints, false)
 		if err != nil {
 			return releaseState{}, err
 		}
