@@ -84,9 +84,10 @@ func helmWorkspace(t *testing.T, c cli) *workspace {
 	return w
 }
 
-// The values, sets and sensitive set both providers are given, written the
-// same way: a helm_release block converts by renaming.
+// The description, values, sets and sensitive set both providers are
+// given, written the same way: a helm_release block converts by renaming.
 const migratedValues = `
+  description = "web, installed by CI"
   values = [
     yamlencode({ replicaCount = 1, config = { greeting = "hello", level = "1" } }),
     "config:\n  extra: from-the-second-document\n",
@@ -178,8 +179,10 @@ func TestAccHelmRelease_movedFromHelmRelease(t *testing.T) {
 		if got := releaseRevisions(t, ns, "web"); !slices.Equal(got, []string{"1:deployed"}) {
 			t.Fatalf("revisions after helm_release's install: %v", got)
 		}
+		checkDescription(t, ns, "web, installed by CI")
 
-		w.write(stevedoreReleaseBlock(t.TempDir(), ns, chartDir, `
+		cacheDir := t.TempDir()
+		w.write(stevedoreReleaseBlock(cacheDir, ns, chartDir, `
 moved {
   from = helm_release.web
   to   = stevedore_helmrelease.web
@@ -199,6 +202,7 @@ moved {
 		if got := releaseRevisions(t, ns, "web"); !slices.Equal(got, []string{"1:deployed"}) {
 			t.Fatalf("revisions after the move's apply: %v, want the release untouched at 1", got)
 		}
+		checkDescription(t, ns, "web, installed by CI")
 		w.planEmpty()
 		state := w.must("show", "-json")
 		if !strings.Contains(state, `"stevedore_helmrelease"`) || strings.Contains(state, `"helm_release"`) {
@@ -230,11 +234,38 @@ moved {
 				t.Fatalf("%s: state after the move, want one stevedore_helmrelease with identity %v:\n%s", c.name, want, raw)
 			}
 		}
+		// A new description upgrades the release, as it does a helm_release:
+		// no digest changes, the plan shows the attribute and an upgrade.
+		w.write(strings.Replace(stevedoreReleaseBlock(cacheDir, ns, chartDir, ""), "web, installed by CI", "web, described anew", 1))
+		out = w.must("plan", "-input=false")
+		if !strings.Contains(out, `~ description`) || !strings.Contains(out, "1 to change") ||
+			!regexp.MustCompile(`~ version\s+= 1 -> \(known after apply\)`).MatchString(out) {
+			t.Fatalf("%s: the plan of a new description does not upgrade the release\n%s", c.name, out)
+		}
+		w.must("apply", "-auto-approve", "-input=false")
+		if got := releaseRevisions(t, ns, "web"); !slices.Equal(got, []string{"1:superseded", "2:deployed"}) {
+			t.Fatalf("revisions after a new description: %v, want an upgrade to 2", got)
+		}
+		checkDescription(t, ns, "web, described anew")
+		w.planEmpty()
 		w.destroy()
 		if got, err := testenv.ReleaseRevisions(testenv.Need(t).Cluster.Kubeconfig, ns, "web"); err == nil && len(got) != 0 {
 			t.Fatalf("revisions after destroy: %v, want the release uninstalled", got)
 		}
 	})
+}
+
+// checkDescription fails unless the latest revision of release web in ns
+// has Helm description want.
+func checkDescription(t *testing.T, ns, want string) {
+	t.Helper()
+	got, err := testenv.ReleaseDescription(testenv.Need(t).Cluster.Kubeconfig, ns, "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != want {
+		t.Fatalf("release %s/web described %q, want %q", ns, got, want)
+	}
 }
 
 // TestAccHelmRelease_importFromHelmRelease is the documented path where a
