@@ -3,6 +3,7 @@ package release
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	helmrelease "helm.sh/helm/v3/pkg/release"
@@ -62,6 +63,19 @@ func TestDescription_keepsTheLastActionKnown(t *testing.T) {
 	}
 	if got := inferLastAction(fxRelease(3, helmrelease.StatusDeployed, nil, describe("Rollback to 1"))); got != actionUpgrade {
 		t.Errorf("a rollback's release: last action %q, want %q", got, actionUpgrade)
+	}
+
+	// Another client's description is quoted where the plan warns of it,
+	// Helm's own text is not.
+	cur := &Snapshot{Version: 1}
+	for d, want := range map[string]string{
+		"deploy 42, Upgrade complete": `revision 3 (described "deploy 42, Upgrade complete" by another client)`,
+		"Upgrade complete":            "revision 3 (Upgrade complete, by another client)",
+	} {
+		msg := changedOutside(fxRelease(3, helmrelease.StatusDeployed, nil, describe(d)), cur, nil, fxNS, "podinfo@1.0.0")
+		if !strings.Contains(msg, want) {
+			t.Errorf("changed outside, described %q: %q, want it to say %q", d, msg, want)
+		}
 	}
 }
 

@@ -120,9 +120,11 @@ type Spec struct {
 	// new generation, in Flux's terms; or a new reset token): the failure
 	// counters start over, as they do when the chart or the values change.
 	ResetFailures bool
-	// Force is a new force token (Flux's forceAt): the first decision of this
-	// apply upgrades a release that is in sync (or drifted), and installs or
-	// upgrades one whose retries are exhausted. See forcedAction.
+	// Force is a new force token (Flux's forceAt), or a change that no digest
+	// covers (values_wo_version, Description, a new Name or Namespace): the
+	// first decision of this apply upgrades a release that is in sync (or
+	// drifted), and installs or upgrades one whose retries are exhausted.
+	// See forcedAction.
 	Force bool
 
 	// Dependencies are objects in the cluster that an install or upgrade

@@ -353,17 +353,21 @@ func markStalled(st *Status, err error) {
 // tested). A drifted release is upgraded too: the user asked for an upgrade,
 // and one also corrects what drifted.
 func forcedAction(s releaseState, st *Status, spec *Spec) (act Action, reason string, ok bool) {
-	const why = "upgrade forced (force_token)"
+	// The provider forces for a new force_token, values_wo_version,
+	// description, name or namespace (setTriggers): the reasons name them
+	// all, as the engine cannot tell which.
+	const by = "(a new force_token, values_wo_version, description, name or namespace)"
+	const why = "upgrade forced " + by
 	switch s.kind {
 	case stateInSync, stateDrifted:
 		return ActionUpgrade, why, true
 	case stateAbsent:
 		if remediationFor(actionInstall, spec, st).exhausted() {
-			return ActionInstall, "install forced while out of retries (force_token)", true
+			return ActionInstall, "install forced while out of retries " + by, true
 		}
 	case stateOutOfSync:
 		if remediationFor(actionUpgrade, spec, st).exhausted() {
-			return ActionUpgrade, "upgrade forced while out of retries (force_token)", true
+			return ActionUpgrade, "upgrade forced while out of retries " + by, true
 		}
 	case stateFailed:
 		if rem := activeRemediation(spec, st, s.rls); rem != nil && rem.failures > 0 {
