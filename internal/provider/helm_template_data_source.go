@@ -34,6 +34,9 @@ type helmTemplateModel struct {
 	ReleaseName   types.String        `tfsdk:"release_name"`
 	Namespace     types.String        `tfsdk:"namespace"`
 	Values        types.Dynamic       `tfsdk:"values"`
+	Set           types.List          `tfsdk:"set"`
+	SetList       types.List          `tfsdk:"set_list"`
+	SetSensitive  types.List          `tfsdk:"set_sensitive"`
 	KubeVersion   types.String        `tfsdk:"kube_version"`
 	APIVersions   types.List          `tfsdk:"api_versions"`
 	IncludeCRDs   types.Bool          `tfsdk:"include_crds"`
@@ -72,12 +75,15 @@ func (d *helmTemplateDataSource) Configure(_ context.Context, req datasource.Con
 }
 
 // releaseModel is the stevedore_helmrelease configuration m renders as:
-// the release's own conversion of chart, values and post-renderers makes
-// the engine's spec.
+// the release's own conversion of chart, values, sets and post-renderers
+// makes the engine's spec, so that the sets are parsed, merged in the same
+// order and refused with the same diagnostics (`set[1].name`) as the
+// release's.
 func (m *helmTemplateModel) releaseModel() *helmReleaseModel {
 	return &helmReleaseModel{
 		Name: m.ReleaseName, Namespace: m.Namespace, ReleaseName: m.ReleaseName,
-		Values: m.Values, Chart: m.Chart, PostRenderers: m.PostRenderers,
+		Values: m.Values, Set: m.Set, SetList: m.SetList, SetSensitive: m.SetSensitive,
+		Chart: m.Chart, PostRenderers: m.PostRenderers,
 	}
 }
 

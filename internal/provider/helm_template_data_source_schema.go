@@ -26,7 +26,14 @@ func helmTemplateSchema() schema.Schema {
 		"`verify`, ...), which is resolved, fetched and verified into the provider's cache when the data source is read."
 	values := dataSourceAttribute("values", rel.Attributes["values"]).(schema.DynamicAttribute)
 	values.Description = "Values, as `stevedore_helmrelease`'s `values`: an object or a YAML string, merged over the chart's values " +
-		"(and the chart block's `values_files`)."
+		"(and the chart block's `values_files`); `set`, `set_list` and `set_sensitive` are set into it, in that order, as a release's are."
+	// set, set_list and set_sensitive are the release's, parsed by the
+	// release's code (releaseModel); only what a data source cannot have
+	// (state kept out of it by values_from) is said otherwise.
+	setSensitive := dataSourceAttribute("set_sensitive", rel.Attributes["set_sensitive"]).(schema.ListNestedAttribute)
+	setSensitive.Description = "As `set`, for secret values: the values are marked sensitive and never show in plan output, " +
+		"but they are stored in state, and the rendered `manifest` and `objects` show them wherever the chart renders them, " +
+		"as `helm template` prints them. Applied after `set` and `set_list`, as hashicorp/helm applies them."
 	postRenderers := dataSourceBlock("post_renderers", rel.Blocks["post_renderers"]).(schema.ListNestedBlock)
 	postRenderers.Description = "Post-renderers applied in order to the rendered manifest, as `stevedore_helmrelease`'s (which then adds its origin labels; this does not)."
 	releaseName := rel.Attributes["release_name"]
@@ -36,7 +43,7 @@ func helmTemplateSchema() schema.Schema {
 	}
 	return schema.Schema{
 		MarkdownDescription: "Renders a Helm chart as `helm template` does, without a cluster: Helm's install action in client-only dry-run mode, " +
-			"with `stevedore_helmrelease`'s `chart`, `values` and `post_renderers`. The provider needs no `kubernetes` configuration for it, " +
+			"with `stevedore_helmrelease`'s `chart`, `values`, `set`, `set_list`, `set_sensitive` and `post_renderers`. The provider needs no `kubernetes` configuration for it, " +
 			"so that CI can run policy checks (conftest, kubeconform) on what a release would apply. " +
 			"The objects are those of `helm template`: a release also labels every object with `stevedore.dev/name` and `stevedore.dev/namespace` " +
 			"(its origin labels), which are not here, and installs the chart's `crds/` by its `install.crds` policy (`include_crds` prints them). " +
@@ -50,7 +57,10 @@ func helmTemplateSchema() schema.Schema {
 				Required: true, Description: "Namespace of the release (`.Release.Namespace`): a release's `target_namespace`, else its `namespace`.",
 				Validators: dataSourceAttribute("namespace", namespace).(schema.StringAttribute).Validators,
 			},
-			"values": values,
+			"values":        values,
+			"set":           dataSourceAttribute("set", rel.Attributes["set"]),
+			"set_list":      dataSourceAttribute("set_list", rel.Attributes["set_list"]),
+			"set_sensitive": setSensitive,
 			"kube_version": schema.StringAttribute{
 				Optional: true,
 				Description: "Kubernetes version the chart sees as `.Capabilities.KubeVersion`, as `helm template --kube-version`, e.g. `v1.31.0`. " +

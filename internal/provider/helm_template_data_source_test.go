@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
@@ -18,6 +21,7 @@ import (
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/release"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
 )
 
@@ -96,6 +100,20 @@ func TestAccHelmTemplate_isHelmTemplate(t *testing.T) {
 		})
 		podinfoManifest, _ := helmTemplateOutput(t, podinfo, "web", "apps", map[string]any{"replicaCount": 2, "config": map[string]any{"greeting": "hi"}}, "", nil, false)
 		crdsManifest, _ := helmTemplateOutput(t, crds, "w", "apps", map[string]any{"size": "XL"}, "", nil, true)
+		// The values the sets data source composes, as the release composes
+		// them: the documents of values merged in order, then set, set_list
+		// and set_sensitive, each later one over the earlier (Helm's strvals
+		// types: auto gives an int, string and literal keep strings).
+		setsManifest, _ := helmTemplateOutput(t, podinfo, "web", "apps", map[string]any{
+			"replicaCount": int64(3),
+			"config": map[string]any{"greeting": "hello", "extra": "from-the-second-document", "level": int64(4), "tag": "007",
+				"csv": "a,b", "hosts": []any{"a.example.com", "b.example.com"}, "password": "pa55-word"},
+		}, "", nil, false)
+		for _, want := range []string{"replicas: 3", `level: "4"`, `tag: "007"`, `csv: "a,b"`, `hosts: "[a.example.com b.example.com]"`, `password: "pa55-word"`} {
+			if !strings.Contains(setsManifest, want) {
+				t.Fatalf("helm's manifest lacks %q:\n%s", want, setsManifest)
+			}
+		}
 		notesManifest, notes := helmTemplateOutput(t, withNotes, "n", "apps", nil, "v1.30.2", []string{"monitoring.coreos.com/v1/ServiceMonitor"}, false)
 		for _, want := range []string{"replicas: 2", `greeting: "hi"`} {
 			if !strings.Contains(podinfoManifest, want) {
@@ -122,6 +140,32 @@ data "stevedore_helm_template" "crds" {
   }
   values = "size: XL"
 }
+data "stevedore_helm_template" "sets" {
+  release_name = "web"
+  namespace    = "apps"
+  chart {
+    path   = %q
+    digest = %q
+  }
+  values = [
+    yamlencode({ replicaCount = 1, config = { greeting = "hello", level = "1" } }),
+    "config:\n  extra: from-the-second-document\n",
+  ]
+  set = [
+    { name = "replicaCount", value = "3" },
+    { name = "config.level", value = "2" },
+    { name = "config.tag", value = "007", type = "string" },
+    { name = "config.csv", value = "a,b", type = "literal" },
+    { name = "config.hosts", value = "replaced by set_list" },
+  ]
+  set_list = [
+    { name = "config.hosts", value = ["a.example.com", "b.example.com"] },
+  ]
+  set_sensitive = [
+    { name = "config.password", value = "pa55-word" },
+    { name = "config.level", value = "4" },
+  ]
+}
 data "stevedore_helm_template" "notes" {
   release_name = "n"
   namespace    = "apps"
@@ -131,7 +175,7 @@ data "stevedore_helm_template" "notes" {
     source_path = %q
   }
 }
-`, podinfo, podinfoDigest, crds, crdsDigest, withNotes)
+`, podinfo, podinfoDigest, crds, crdsDigest, podinfo, podinfoDigest, withNotes)
 		obj := func(apiVersion, kind, namespace, name string) knownvalue.Check {
 			return knownvalue.ObjectPartial(map[string]knownvalue.Check{
 				"api_version": knownvalue.StringExact(apiVersion), "kind": knownvalue.StringExact(kind),
@@ -155,6 +199,11 @@ data "stevedore_helm_template" "notes" {
 			statecheck.ExpectKnownValue("data.stevedore_helm_template.crds", tfjsonpath.New("objects"), knownvalue.ListExact([]knownvalue.Check{
 				obj("apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "widgets.stevedore.dev"), obj("stevedore.dev/v1", "Widget", "", "w"),
 			})),
+			statecheck.ExpectKnownValue("data.stevedore_helm_template.sets", tfjsonpath.New("manifest"), knownvalue.StringExact(setsManifest)),
+			// The digest of the values a release composes of the same
+			// configuration (setsReleaseDigest), which the release's plan shows.
+			statecheck.ExpectKnownValue("data.stevedore_helm_template.sets", tfjsonpath.New("config_digest"), knownvalue.StringExact(setsReleaseDigest(t))),
+			statecheck.ExpectSensitiveValue("data.stevedore_helm_template.sets", tfjsonpath.New("set_sensitive").AtSliceIndex(0).AtMapKey("value")),
 			statecheck.ExpectKnownValue("data.stevedore_helm_template.notes", tfjsonpath.New("manifest"), knownvalue.StringExact(notesManifest)),
 			statecheck.ExpectKnownValue("data.stevedore_helm_template.notes", tfjsonpath.New("notes"), knownvalue.StringExact(notes)),
 			statecheck.ExpectKnownValue("data.stevedore_helm_template.notes", tfjsonpath.New("notes"), knownvalue.StringExact("n says hello to v1.30.2\n")),
@@ -248,7 +297,56 @@ data "stevedore_helm_template" "t" {
 			{Config: config(fmt.Sprintf("digest = %q", other), ""), ExpectError: regexp.MustCompile(`(?s)chart\.digest:\s+no\s+chart\s+archive\s+with\s+digest`)},
 			{Config: config(artifact, `kube_version = "one"`), ExpectError: regexp.MustCompile(`kube_version`)},
 			{Config: config(artifact, `values = "- a list"`), ExpectError: regexp.MustCompile(`(?s)Invalid values.*YAML\s+mapping`)},
+			// A bad set is refused on its attribute path, as the release's
+			// is; a sensitive one without quoting its value.
+			{Config: config(artifact, `set = [{ name = "a", value = "1" }, { name = "b[x", value = "2" }]`),
+				ExpectError: regexp.MustCompile(`(?s)Invalid set value.*set\[1\]\.name = "b\[x"`)},
+			{Config: config(artifact, `set = [{ name = "a", value = "{", type = "json" }]`),
+				ExpectError: regexp.MustCompile(`(?s)Invalid set value.*set\[0\]\.value = "a"`)},
+			{Config: config(artifact, `set_list = [{ name = "ok", value = ["x"] }, { name = "l[", value = ["y"] }]`),
+				ExpectError: regexp.MustCompile(`(?s)Invalid set value.*set_list\[1\]\.name = "l\["`)},
+			{Config: config(artifact, `set_sensitive = [{ name = "s[x", value = "do-not-print-me" }]`),
+				ExpectError: regexp.MustCompile(`(?s)Invalid set value.*set_sensitive\[0\]\.name = "s\[x".*details hidden`)},
+			{Config: config(artifact, `set = [{ name = "a", value = "1", type = "yaml" }]`), ExpectError: regexp.MustCompile(`(?s)set\[0\]\.type`)},
+			// Last: the post-test destroy runs this configuration, which
+			// validates.
 			{Config: config(artifact, `values = { image = "not a map" }`), ExpectError: regexp.MustCompile(`chart\s+does\s+not\s+render`)},
 		}}
 	})
+}
+
+// setsReleaseDigest is the config_digest of a stevedore_helmrelease given the
+// values and sets of the "sets" data source, worked out by the release's own
+// conversion of its configuration.
+func setsReleaseDigest(t *testing.T) string {
+	t.Helper()
+	ctx := context.Background()
+	str := func(s string) types.String { return types.StringValue(s) }
+	entry := func(name, value, typ string) attr.Value {
+		ty := types.StringNull()
+		if typ != "" {
+			ty = str(typ)
+		}
+		return types.ObjectValueMust(setEntryType.AttrTypes, map[string]attr.Value{"name": str(name), "value": str(value), "type": ty})
+	}
+	m := &helmReleaseModel{
+		Name: str("web"), Namespace: str("apps"),
+		Values: types.DynamicValue(types.TupleValueMust([]attr.Type{types.StringType, types.StringType}, []attr.Value{
+			str("\"config\":\n  \"greeting\": \"hello\"\n  \"level\": \"1\"\n\"replicaCount\": 1\n"),
+			str("config:\n  extra: from-the-second-document\n"),
+		})),
+		Set: types.ListValueMust(setEntryType, []attr.Value{
+			entry("replicaCount", "3", ""), entry("config.level", "2", ""), entry("config.tag", "007", "string"),
+			entry("config.csv", "a,b", "literal"), entry("config.hosts", "replaced by set_list", ""),
+		}),
+		SetList: types.ListValueMust(setListEntryType, []attr.Value{types.ObjectValueMust(setListEntryType.AttrTypes, map[string]attr.Value{
+			"name": str("config.hosts"), "value": types.ListValueMust(types.StringType, []attr.Value{str("a.example.com"), str("b.example.com")}),
+		})}),
+		SetSensitive: types.ListValueMust(setEntryType, []attr.Value{entry("config.password", "pa55-word", ""), entry("config.level", "4", "")}),
+	}
+	spec, known, diags := helmReleaseSpec(ctx, m)
+	if diags.HasError() || !known {
+		t.Fatalf("release spec: known %v, %v", known, diags)
+	}
+	return release.DigestValues(spec.Values)
 }

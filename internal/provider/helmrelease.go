@@ -780,6 +780,13 @@ func (r *helmReleaseResource) ImportState(ctx context.Context, req resource.Impo
 		TargetNamespace: types.StringNull(), ServiceAccountName: types.StringNull(), MaxHistory: types.Int64Null(),
 		Timeout: types.StringNull(), PersistentClient: types.BoolNull(), Values: types.DynamicNull(),
 		Set: types.ListNull(setEntryType), SetList: types.ListNull(setListEntryType), SetSensitive: types.ListNull(setEntryType),
+		Description: types.StringNull(),
+	}
+	if imp.Description != "" {
+		// Only a description of the user's: Helm's own text, read back,
+		// would plan an upgrade to remove it from a configuration without
+		// one (setTriggers).
+		m.Description = types.StringValue(imp.Description)
 	}
 	if id.TargetNamespace != "" {
 		m.TargetNamespace = types.StringValue(id.TargetNamespace)

@@ -30,6 +30,7 @@ type helmReleaseModel struct {
 	ResetToken         types.String  `tfsdk:"reset_token"`
 	ForceToken         types.String  `tfsdk:"force_token"`
 	Suspend            types.Bool    `tfsdk:"suspend"`
+	Description        types.String  `tfsdk:"description"`
 	Values             types.Dynamic `tfsdk:"values"`
 	Set                types.List    `tfsdk:"set"`
 	SetList            types.List    `tfsdk:"set_list"`
@@ -274,6 +275,7 @@ func helmReleaseSpec(ctx context.Context, m *helmReleaseModel) (*release.Spec, b
 		TargetNamespace:    b.str(m.TargetNamespace),
 		StorageNamespace:   b.str(m.StorageNamespace),
 		ServiceAccountName: b.str(m.ServiceAccountName),
+		Description:        b.str(m.Description),
 		Timeout:            b.duration(m.Timeout, path.Root("timeout")),
 		Values:             b.sets(ctx, b.values(m.Values), m),
 		ValuesFrom:         b.valuesFrom(m.ValuesFrom),
@@ -525,7 +527,7 @@ func valuesFrom(v types.Dynamic) (map[string]any, error) {
 // state to plan: a new generation (or reset_token) resets the failure
 // counters, a new force_token forces one install or upgrade. A force_token
 // not known yet at plan may force; so does a new values_wo_version; so does
-// a new name or namespace of a
+// a new description; so does a new name or namespace of a
 // release that keeps its release name and storage (both set explicitly):
 // the upgrade puts the new origin labels (`stevedore.dev/name` and
 // `stevedore.dev/namespace`) on its objects, which nothing else would.
@@ -538,6 +540,11 @@ func setTriggers(ctx context.Context, spec *release.Spec, state, plan *helmRelea
 	// A new values_wo_version upgrades with the write-only values, which no
 	// digest covers.
 	spec.Force = spec.Force || state != nil && !plan.ValuesWOVersion.IsNull() && !plan.ValuesWOVersion.Equal(state.ValuesWOVersion)
+	// A new description (removing it too) upgrades the release, which then
+	// carries it, as helm_release upgrades on one. No digest covers it:
+	// Flux has none, and the release's own is Helm's text after a rollback,
+	// not the configuration's. Null and "" are both Helm's text.
+	spec.Force = spec.Force || state != nil && plan.Description.ValueString() != state.Description.ValueString()
 }
 
 // newGeneration reports whether the configuration of plan differs from the

@@ -50,6 +50,7 @@ type helmReleaseSource struct {
 	Chart        string           `json:"chart"`
 	Repository   string           `json:"repository"`
 	Version      string           `json:"version"`
+	Description  *string          `json:"description"`
 	Values       []*string        `json:"values"`
 	Set          []helmSetSource  `json:"set"`
 	SetList      []helmListSource `json:"set_list"`
@@ -146,7 +147,7 @@ func helmReleaseFromSource(raw []byte) (*helmReleaseModel, error) {
 		ReleaseName: types.StringValue(src.Name), StorageNamespace: types.StringValue(src.Namespace),
 		TargetNamespace: types.StringNull(), ServiceAccountName: types.StringNull(), MaxHistory: types.Int64Null(),
 		Timeout: types.StringNull(), PersistentClient: types.BoolNull(), ResetToken: types.StringNull(),
-		ForceToken: types.StringNull(), Suspend: types.BoolNull(), Values: types.DynamicNull(),
+		ForceToken: types.StringNull(), Suspend: types.BoolNull(), Values: types.DynamicNull(), Description: types.StringNull(),
 		Set: types.ListNull(setEntryType), SetList: types.ListNull(setListEntryType), SetSensitive: types.ListNull(setEntryType),
 
 		Version: types.Int64Null(), ChartName: types.StringNull(), ChartVersion: types.StringNull(), AppVersion: types.StringNull(),
@@ -183,6 +184,11 @@ func helmReleaseFromSource(raw []byte) (*helmReleaseModel, error) {
 		c.Version = types.StringNull()
 	}
 	m.Chart = c
+	if src.Description != nil {
+		// The description the release was installed or upgraded with, so
+		// that the same configuration plans no upgrade.
+		m.Description = str(*src.Description)
+	}
 
 	if len(src.Values) > 0 {
 		docs := make([]attr.Value, 0, len(src.Values))

@@ -84,8 +84,9 @@ func helmWorkspace(t *testing.T, c cli) *workspace {
 	return w
 }
 
-// The values, sets and sensitive set both providers are given, written the
-// same way: a helm_release block converts by renaming.
+// The values, sets and sensitive set both providers (and the template data
+// source) are given, written the same way: a helm_release block converts by
+// renaming.
 const migratedValues = `
   values = [
     yamlencode({ replicaCount = 1, config = { greeting = "hello", level = "1" } }),
@@ -103,6 +104,11 @@ const migratedValues = `
   ]
 `
 
+// migratedDescription is the description both providers give the release.
+const migratedDescription = `
+  description = "web, installed by CI"
+`
+
 func helmReleaseBlock(t *testing.T, dir, ns, chartDir string) string {
 	return fmt.Sprintf(`
 provider "helm" {
@@ -117,10 +123,10 @@ resource "helm_release" "web" {
   name      = "web"
   namespace = %q
   chart     = %s
-%s
+%s%s
 }
 `, hcl(testenv.Need(t).Cluster.Kubeconfig), hcl(filepath.Join(dir, "cache")), hcl(filepath.Join(dir, "repositories.yaml")),
-		hcl(filepath.Join(dir, "registry.json")), hcl(filepath.Join(dir, "plugins")), ns, hcl(chartDir), migratedValues)
+		hcl(filepath.Join(dir, "registry.json")), hcl(filepath.Join(dir, "plugins")), ns, hcl(chartDir), migratedDescription, migratedValues)
 }
 
 func stevedoreReleaseBlock(cacheDir, ns, chartDir, extra string) string {
@@ -131,10 +137,35 @@ resource "stevedore_helmrelease" "web" {
   chart {
     source_path = %s
   }
-%s
+%s%s
 }
 %s
-`, ns, hcl(chartDir), migratedValues, extra)
+`, ns, hcl(chartDir), migratedDescription, migratedValues, extra)
+}
+
+// templateBlock renders the release's chart with the same values and sets,
+// with stevedore_helm_template, into outputs beside the release's digest.
+func templateBlock(ns, chartDir string) string {
+	return fmt.Sprintf(`
+data "stevedore_helm_template" "web" {
+  release_name = "web"
+  namespace    = %q
+  chart {
+    source_path = %s
+  }
+%s
+}
+output "template_manifest" {
+  value     = data.stevedore_helm_template.web.manifest
+  sensitive = true # set_sensitive's value is rendered into a ConfigMap
+}
+output "template_config_digest" {
+  value = data.stevedore_helm_template.web.config_digest
+}
+output "release_config_digest" {
+  value = stevedore_helmrelease.web.config_digest
+}
+`, ns, hcl(chartDir), migratedValues)
 }
 
 // noChangePlan fails unless out is the output of a plan that changes nothing
@@ -178,8 +209,10 @@ func TestAccHelmRelease_movedFromHelmRelease(t *testing.T) {
 		if got := releaseRevisions(t, ns, "web"); !slices.Equal(got, []string{"1:deployed"}) {
 			t.Fatalf("revisions after helm_release's install: %v", got)
 		}
+		checkDescription(t, ns, "web, installed by CI")
 
-		w.write(stevedoreReleaseBlock(t.TempDir(), ns, chartDir, `
+		cacheDir := t.TempDir()
+		w.write(stevedoreReleaseBlock(cacheDir, ns, chartDir, `
 moved {
   from = helm_release.web
   to   = stevedore_helmrelease.web
@@ -199,6 +232,7 @@ moved {
 		if got := releaseRevisions(t, ns, "web"); !slices.Equal(got, []string{"1:deployed"}) {
 			t.Fatalf("revisions after the move's apply: %v, want the release untouched at 1", got)
 		}
+		checkDescription(t, ns, "web, installed by CI")
 		w.planEmpty()
 		state := w.must("show", "-json")
 		if !strings.Contains(state, `"stevedore_helmrelease"`) || strings.Contains(state, `"helm_release"`) {
@@ -230,11 +264,57 @@ moved {
 				t.Fatalf("%s: state after the move, want one stevedore_helmrelease with identity %v:\n%s", c.name, want, raw)
 			}
 		}
+		// stevedore_helm_template renders the values and sets as the release
+		// composes them (the same config_digest), and the chart with them as
+		// helm_release's install did: its manifest is the release's, then the
+		// hooks. Reading it changes nothing of the release.
+		w.write(stevedoreReleaseBlock(cacheDir, ns, chartDir, templateBlock(ns, chartDir)))
+		w.must("apply", "-auto-approve", "-input=false")
+		if got := releaseRevisions(t, ns, "web"); !slices.Equal(got, []string{"1:deployed"}) {
+			t.Fatalf("revisions after reading the template: %v, want the release untouched at 1", got)
+		}
+		if got, want := w.must("output", "-raw", "template_config_digest"), w.must("output", "-raw", "release_config_digest"); got != want || got == "" {
+			t.Fatalf("%s: the template's config_digest %q is not the release's, %q", c.name, got, want)
+		}
+		manifest, err := testenv.ReleaseManifest(testenv.Need(t).Cluster.Kubeconfig, ns, "web")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := w.must("output", "-raw", "template_manifest"); !strings.HasPrefix(got, strings.TrimSpace(manifest)+"\n---\n# Source: podinfo/templates/tests/") {
+			t.Fatalf("%s: the template's manifest is not the release's\n--- template:\n%s\n--- release:\n%s", c.name, got, manifest)
+		}
+		// A new description upgrades the release, as it does a helm_release:
+		// no digest changes, the plan shows the attribute and an upgrade.
+		w.write(strings.Replace(stevedoreReleaseBlock(cacheDir, ns, chartDir, ""), "web, installed by CI", "web, described anew", 1))
+		out = w.must("plan", "-input=false")
+		if !strings.Contains(out, `~ description`) || !strings.Contains(out, "1 to change") ||
+			!regexp.MustCompile(`~ version\s+= 1 -> \(known after apply\)`).MatchString(out) {
+			t.Fatalf("%s: the plan of a new description does not upgrade the release\n%s", c.name, out)
+		}
+		w.must("apply", "-auto-approve", "-input=false")
+		if got := releaseRevisions(t, ns, "web"); !slices.Equal(got, []string{"1:superseded", "2:deployed"}) {
+			t.Fatalf("revisions after a new description: %v, want an upgrade to 2", got)
+		}
+		checkDescription(t, ns, "web, described anew")
+		w.planEmpty()
 		w.destroy()
 		if got, err := testenv.ReleaseRevisions(testenv.Need(t).Cluster.Kubeconfig, ns, "web"); err == nil && len(got) != 0 {
 			t.Fatalf("revisions after destroy: %v, want the release uninstalled", got)
 		}
 	})
+}
+
+// checkDescription fails unless the latest revision of release web in ns
+// has Helm description want.
+func checkDescription(t *testing.T, ns, want string) {
+	t.Helper()
+	got, err := testenv.ReleaseDescription(testenv.Need(t).Cluster.Kubeconfig, ns, "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != want {
+		t.Fatalf("release %s/web described %q, want %q", ns, got, want)
+	}
 }
 
 // TestAccHelmRelease_importFromHelmRelease is the documented path where a

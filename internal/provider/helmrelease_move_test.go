@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 )
@@ -154,6 +155,43 @@ func TestMoveHelmReleaseV2(t *testing.T) {
 		!m.Values.IsNull() || !m.Set.IsNull() || !m.SetList.IsNull() || !m.SetSensitive.IsNull() {
 		t.Errorf("defaults carried: timeout %s, max_history %s, install %v, upgrade %v, uninstall %v, values %s, set %s %s %s",
 			m.Timeout, m.MaxHistory, m.Install, m.Upgrade, m.Uninstall, m.Values, m.Set, m.SetList, m.SetSensitive)
+	}
+}
+
+// description is carried from both schema versions, so that the same
+// configuration plans no upgrade after the move (setTriggers compares it with
+// the state's); helm_release's null and "" are Helm's own text, null here.
+func TestMoveHelmReleaseDescription(t *testing.T) {
+	for _, tc := range []struct {
+		version int64
+		raw     string
+	}{{1, helmReleaseStateV1}, {2, helmReleaseStateV2}} {
+		for desc, want := range map[string]string{`"deployed by CI"`: "deployed by CI", `""`: "", "null": ""} {
+			raw := strings.Replace(tc.raw, `"description": null`, `"description": `+desc, 1)
+			m, resp := moveHelmRelease(t, "hashicorp/helm", tc.version, raw)
+			if m == nil {
+				t.Fatalf("version %d, description %s: not moved: %v", tc.version, desc, resp.Diagnostics)
+			}
+			if got := m.Description; got.ValueString() != want || (want == "") != got.IsNull() {
+				t.Errorf("version %d, description %s: moved description %s, want %q (null when empty)", tc.version, desc, got, want)
+			}
+			spec, _, diags := helmReleaseSpec(context.Background(), m)
+			if diags.HasError() || spec.Description != want {
+				t.Errorf("version %d, description %s: spec description %q (%v), want %q", tc.version, desc, spec.Description, diags, want)
+			}
+			// The moved state and a configuration with the same description
+			// force no upgrade; another description does.
+			plan := *m
+			setTriggers(context.Background(), spec, m, &plan)
+			if spec.Force {
+				t.Errorf("version %d, description %s: the same description forces an upgrade", tc.version, desc)
+			}
+			plan.Description = types.StringValue("another")
+			setTriggers(context.Background(), spec, m, &plan)
+			if !spec.Force {
+				t.Errorf("version %d, description %s: a new description forces no upgrade", tc.version, desc)
+			}
+		}
 	}
 }
 

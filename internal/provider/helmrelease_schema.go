@@ -96,6 +96,14 @@ func helmReleaseSchema() schema.Schema {
 					"helm-controller skips the uninstall of a suspended HelmRelease. A release is installed before it can be " +
 					"suspended, and a change that would replace it (chart name, `release_name`, namespaces) needs `suspend` unset.",
 			},
+			"description": schema.StringAttribute{
+				Optional: true,
+				MarkdownDescription: "Helm's release description, which `helm history` shows: hashicorp/helm's `description`. An " +
+					"install or upgrade writes it in place of Helm's `Install complete` or `Upgrade complete`; a rollback (upgrade " +
+					"remediation) writes Helm's `Rollback to <revision>`, as Helm's rollback takes no description, and a failed " +
+					"action Helm's error. A new value, or removing it, upgrades the release. An import reads it back from the " +
+					"latest release when an install or upgrade gave it one.",
+			},
 			"reset_token": schema.StringAttribute{
 				Optional: true,
 				MarkdownDescription: "Any new value resets the failure counters, so that apply tries again after remediation retries " +

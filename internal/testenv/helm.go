@@ -142,3 +142,31 @@ func ReleaseValues(kubeconfig, namespace, name string) (map[string]any, error) {
 	}
 	return rls.Config, nil
 }
+
+// ReleaseDescription returns Helm's description of the latest revision of a
+// release in storage, as `helm history` shows it.
+func ReleaseDescription(kubeconfig, namespace, name string) (string, error) {
+	cfg, err := helmConfig(kubeconfig, namespace)
+	if err != nil {
+		return "", err
+	}
+	rls, err := cfg.Releases.Last(name)
+	if err != nil {
+		return "", fmt.Errorf("release %s/%s: %w", namespace, name, err)
+	}
+	return rls.Info.Description, nil
+}
+
+// ReleaseManifest returns the manifest of the latest revision of a release
+// in storage (its hooks left out), as `helm get manifest` prints it.
+func ReleaseManifest(kubeconfig, namespace, name string) (string, error) {
+	cfg, err := helmConfig(kubeconfig, namespace)
+	if err != nil {
+		return "", err
+	}
+	rls, err := cfg.Releases.Last(name)
+	if err != nil {
+		return "", fmt.Errorf("release %s/%s: %w", namespace, name, err)
+	}
+	return rls.Manifest, nil
+}

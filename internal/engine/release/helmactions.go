@@ -32,6 +32,7 @@ func newInstall(cfg *action.Configuration, spec *Spec, name, namespace string, s
 	in.CreateNamespace = spec.Install.CreateNamespace
 	in.PostRenderer = newPostRenderer(spec)
 	in.Labels = ownerLabels(spec)
+	in.Description = spec.Description
 	return in
 }
 
@@ -55,6 +56,7 @@ func newUpgrade(cfg *action.Configuration, spec *Spec, namespace string) *action
 	// Helm merges these into the previous record's labels: an upgrade
 	// stamps a release made before owners were recorded, or imported.
 	up.Labels = ownerLabels(spec)
+	up.Description = spec.Description
 	return up
 }
 

@@ -18,15 +18,15 @@ func TestNewInstall_defaultsAndEveryOption(t *testing.T) {
 	want := map[string]any{
 		"ReleaseName": "podinfo", "Namespace": "apps", "Timeout": DefaultTimeout, "Wait": true, "WaitForJobs": true,
 		"DisableHooks": false, "DisableOpenAPIValidation": false, "Replace": false, "CreateNamespace": false,
-		"Devel": true, "SkipCRDs": true,
+		"Devel": true, "SkipCRDs": true, "Description": "",
 	}
 	checkFields(t, in, want)
 
-	spec := &Spec{Timeout: time.Minute, Install: Install{Timeout: 2 * time.Minute, CreateNamespace: true, DisableHooks: true,
+	spec := &Spec{Timeout: time.Minute, Description: "deployed by CI", Install: Install{Timeout: 2 * time.Minute, CreateNamespace: true, DisableHooks: true,
 		DisableOpenAPIValidation: true, DisableWait: true, DisableWaitForJobs: true, Replace: true}}
 	checkFields(t, newInstall(cfg, spec.withDefaults(), "r", "ns", releaseState{}), map[string]any{
 		"Timeout": 2 * time.Minute, "Wait": false, "WaitForJobs": false, "DisableHooks": true,
-		"DisableOpenAPIValidation": true, "Replace": true, "CreateNamespace": true,
+		"DisableOpenAPIValidation": true, "Replace": true, "CreateNamespace": true, "Description": "deployed by CI",
 	})
 	spec.Install.Timeout = 0
 	checkFields(t, newInstall(cfg, spec.withDefaults(), "r", "ns", releaseState{}), map[string]any{"Timeout": time.Minute})
@@ -40,13 +40,13 @@ func TestNewUpgrade_defaultsAndEveryOption(t *testing.T) {
 	cfg := &action.Configuration{}
 	checkFields(t, newUpgrade(cfg, (&Spec{}).withDefaults(), "apps"), map[string]any{
 		"Namespace": "apps", "Timeout": DefaultTimeout, "Wait": true, "WaitForJobs": true, "ResetValues": true, "ReuseValues": false,
-		"MaxHistory": DefaultMaxHistory, "Force": false, "CleanupOnFail": false, "Devel": true, "SkipCRDs": true,
+		"MaxHistory": DefaultMaxHistory, "Force": false, "CleanupOnFail": false, "Devel": true, "SkipCRDs": true, "Description": "",
 	})
-	spec := &Spec{Upgrade: Upgrade{Timeout: time.Second, CleanupOnFail: true, DisableHooks: true, DisableOpenAPIValidation: true,
+	spec := &Spec{Description: "deployed by CI", Upgrade: Upgrade{Timeout: time.Second, CleanupOnFail: true, DisableHooks: true, DisableOpenAPIValidation: true,
 		DisableWait: true, DisableWaitForJobs: true, Force: true, PreserveValues: true}}
 	checkFields(t, newUpgrade(cfg, spec.withDefaults(), "apps"), map[string]any{
 		"Timeout": time.Second, "Wait": false, "WaitForJobs": false, "ResetValues": false, "ReuseValues": true,
-		"Force": true, "CleanupOnFail": true, "DisableHooks": true, "DisableOpenAPIValidation": true,
+		"Force": true, "CleanupOnFail": true, "DisableHooks": true, "DisableOpenAPIValidation": true, "Description": "deployed by CI",
 	})
 }
 

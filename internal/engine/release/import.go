@@ -25,6 +25,10 @@ type Imported struct {
 	// importing instance takes it as its own, so that the owner recorded in
 	// the cluster and in state agree.
 	Owner string
+	// Description is the description the latest release was given by the
+	// install or upgrade that made it, "" when Helm's own text describes it
+	// (GivenDescription).
+	Description string
 }
 
 // Import reads the release name from storageNS, made elsewhere, into a status, so that state
@@ -55,7 +59,8 @@ func (e *Engine) Import(ctx context.Context, storageNS, name string) (*Imported,
 	}
 	st := statusFromHistory(hist, nil)
 	st.ReleaseName, st.StorageNamespace = name, storageNS
-	return &Imported{Status: st, Values: normalizeValues(last.Config), TargetNamespace: last.Namespace, Owner: last.Labels[kube.OwnerLabel]}, nil
+	return &Imported{Status: st, Values: normalizeValues(last.Config), TargetNamespace: last.Namespace, Owner: last.Labels[kube.OwnerLabel],
+		Description: GivenDescription(last)}, nil
 }
 
 // NotFoundError says that there is no release to import.

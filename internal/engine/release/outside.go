@@ -23,7 +23,12 @@ func changedOutside(rls *helmrelease.Release, cur *Snapshot, values map[string]a
 		return ""
 	}
 	what := "changed by another client"
-	if rls.Info != nil && rls.Info.Description != "" {
+	switch {
+	case GivenDescription(rls) != "":
+		// The other client's own description (`helm upgrade --description`,
+		// a helm_release's): quoted, as it may read like anything.
+		what = fmt.Sprintf("described %q by another client", rls.Info.Description)
+	case rls.Info != nil && rls.Info.Description != "":
 		what = rls.Info.Description + ", by another client"
 	}
 	msg := fmt.Sprintf("release %s in storage namespace %s was changed outside stevedore: revision %d (%s), expected revision %d",

@@ -109,13 +109,22 @@ type Spec struct {
 	// Timeout of each action unless the action's own timeout is set; 0
 	// means DefaultTimeout.
 	Timeout time.Duration
+	// Description is Helm's release description that an install or upgrade
+	// writes (hashicorp/helm's `description`, `helm upgrade --description`),
+	// in place of Helm's "Install complete" or "Upgrade complete"; empty
+	// leaves Helm's. Helm's rollback takes none: a rollback writes "Rollback
+	// to <revision>". No digest covers it: the provider forces an upgrade
+	// when it changes (Force), as it does for values_wo_version.
+	Description string
 	// ResetFailures says the configuration changed since the last apply (a
 	// new generation, in Flux's terms; or a new reset token): the failure
 	// counters start over, as they do when the chart or the values change.
 	ResetFailures bool
-	// Force is a new force token (Flux's forceAt): the first decision of this
-	// apply upgrades a release that is in sync (or drifted), and installs or
-	// upgrades one whose retries are exhausted. See forcedAction.
+	// Force is a new force token (Flux's forceAt), or a change that no digest
+	// covers (values_wo_version, Description, a new Name or Namespace): the
+	// first decision of this apply upgrades a release that is in sync (or
+	// drifted), and installs or upgrades one whose retries are exhausted.
+	// See forcedAction.
 	Force bool
 
 	// Dependencies are objects in the cluster that an install or upgrade

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 
 	helmrelease "helm.sh/helm/v3/pkg/release"
@@ -256,14 +257,40 @@ func activeRemediation(spec *Spec, st *Status, rls *helmrelease.Release) *remedi
 	return remediationFor(action, spec, st)
 }
 
-// inferLastAction reads the last release action from Helm's description of
-// the release, for a status that does not record it (state written before
-// the field existed, or an import).
+// inferLastAction reads the last release action from the release Helm
+// stored, for a status that does not record it (state written before the
+// field existed, an import, a move from helm_release).
+//
+// Helm's description says it, unless the install or upgrade was given one
+// of its own (`description`, Spec.Description): Helm then writes that
+// instead of "Install complete" or "Upgrade complete", and it may read like
+// anything, Helm's texts included. Only a release that an action completed
+// (deployed, or superseded since) can carry it; Helm overwrites it with its
+// own text when the action fails, and unlock, rollback and uninstall write
+// theirs. For those releases, when the text is not Helm's, the dates tell:
+// an install dates its first and last deployment with the same time, an
+// upgrade or a rollback keeps the first deployment of the release it follows.
 func inferLastAction(rls *helmrelease.Release) string {
 	if rls == nil || rls.Info == nil {
 		return ""
 	}
 	d := rls.Info.Description
+	if st := rls.Info.Status; st == helmrelease.StatusDeployed || st == helmrelease.StatusSuperseded {
+		switch {
+		case d == "Install complete":
+			return actionInstall
+		case d == "Upgrade complete", helmRollbackDescription.MatchString(d):
+			return actionUpgrade
+		case GivenDescription(rls) != "":
+			switch {
+			case rls.Info.LastDeployed.IsZero():
+				return "" // undated: nothing tells
+			case rls.Info.FirstDeployed.Equal(rls.Info.LastDeployed):
+				return actionInstall
+			}
+			return actionUpgrade
+		}
+	}
 	switch {
 	case strings.HasPrefix(d, "Install complete"), strings.HasPrefix(d, "Release \""):
 		return actionInstall
@@ -272,6 +299,28 @@ func inferLastAction(rls *helmrelease.Release) string {
 	}
 	return ""
 }
+
+// GivenDescription is the description that the install or upgrade which
+// made rls was given (Spec.Description), or "" when Helm's own text
+// describes it: what an import reads back into the configuration's
+// `description`, so that the configuration that made the release plans no
+// upgrade, and one without a description plans none over Helm's text.
+func GivenDescription(rls *helmrelease.Release) string {
+	if rls == nil || rls.Info == nil {
+		return ""
+	}
+	if st := rls.Info.Status; st != helmrelease.StatusDeployed && st != helmrelease.StatusSuperseded {
+		return "" // a failure, an unlock or an uninstall: Helm's text (see inferLastAction)
+	}
+	d := rls.Info.Description
+	if d == "Install complete" || d == "Upgrade complete" || d == "superseded by new release" || helmRollbackDescription.MatchString(d) {
+		return ""
+	}
+	return d
+}
+
+// helmRollbackDescription is Helm's description of a rollback's release.
+var helmRollbackDescription = regexp.MustCompile(`^Rollback to [0-9]+$`)
 
 // exhaustedError says remediation is out of retries.
 type exhaustedError struct {
@@ -304,17 +353,21 @@ func markStalled(st *Status, err error) {
 // tested). A drifted release is upgraded too: the user asked for an upgrade,
 // and one also corrects what drifted.
 func forcedAction(s releaseState, st *Status, spec *Spec) (act Action, reason string, ok bool) {
-	const why = "upgrade forced (force_token)"
+	// The provider forces for a new force_token, values_wo_version,
+	// description, name or namespace (setTriggers): the reasons name them
+	// all, as the engine cannot tell which.
+	const by = "(a new force_token, values_wo_version, description, name or namespace)"
+	const why = "upgrade forced " + by
 	switch s.kind {
 	case stateInSync, stateDrifted:
 		return ActionUpgrade, why, true
 	case stateAbsent:
 		if remediationFor(actionInstall, spec, st).exhausted() {
-			return ActionInstall, "install forced while out of retries (force_token)", true
+			return ActionInstall, "install forced while out of retries " + by, true
 		}
 	case stateOutOfSync:
 		if remediationFor(actionUpgrade, spec, st).exhausted() {
-			return ActionUpgrade, "upgrade forced while out of retries (force_token)", true
+			return ActionUpgrade, "upgrade forced while out of retries " + by, true
 		}
 	case stateFailed:
 		if rem := activeRemediation(spec, st, s.rls); rem != nil && rem.failures > 0 {
