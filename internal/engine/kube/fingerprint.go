@@ -98,14 +98,14 @@ func metaDigest(m *metav1.ObjectMeta) string {
 		// spacing and key order: compare the sets, not the bytes.
 		if f.FieldsV1 != nil {
 			var set any
-			if err := json.Unmarshal(f.FieldsV1.Raw, &set); err != nil {
+			if err := json.Unmarshal(f.FieldsV1.GetRawBytes(), &set); err != nil {
 				return ""
 			}
 			raw, err := json.Marshal(set)
 			if err != nil {
 				return ""
 			}
-			f.FieldsV1 = &metav1.FieldsV1{Raw: raw}
+			f.FieldsV1 = metav1.NewFieldsV1(string(raw))
 		}
 		kept.ManagedFields = append(kept.ManagedFields, f)
 	}
