@@ -51,7 +51,7 @@ func newIdentityServer(t *testing.T) *identityServer {
 	s := &identityServer{t: t, server: server, types: map[string]tftypes.Type{
 		"stevedore_helmrelease":  helmReleaseSchema().Type().TerraformType(ctx),
 		"stevedore_resourceset":  resourceSetSchema().Type().TerraformType(ctx),
-		"stevedore_helmrelease.": identityType("namespace", "release_name", "storage_namespace"),
+		"stevedore_helmrelease.": identityType("namespace", "release_name"),
 		"stevedore_resourceset.": identityType("namespace", "name"),
 	}}
 	ids, err := server.GetResourceIdentitySchemas(ctx, &tfprotov6.GetResourceIdentitySchemasRequest{})
@@ -270,7 +270,7 @@ func TestHelmReleaseIdentity_everyResponse(t *testing.T) {
 		})
 	}
 	rel := apps + "-podinfo"
-	want := map[string]string{"namespace": fs, "release_name": rel, "storage_namespace": fs}
+	want := map[string]string{"namespace": fs, "release_name": rel}
 
 	state := s.apply(typ, nil, config(nil), want)
 	state = s.read(typ, state, want)
@@ -369,13 +369,39 @@ func TestHelmReleaseIdentity_invalidIdentity(t *testing.T) {
 	for _, v := range []map[string]any{
 		{"namespace": "Apps", "release_name": "podinfo"},
 		{"namespace": "apps", "release_name": "a-release-name-that-is-longer-than-helm-allows-53-chars"},
-		{"namespace": "apps", "release_name": "podinfo", "storage_namespace": "no/such"},
+		{"namespace": "no/such", "release_name": "podinfo"},
 	} {
 		req := resource.ImportStateRequest{Identity: &tfsdk.ResourceIdentity{Schema: schemaResp.IdentitySchema, Raw: valueOf(t, typ, v)}}
 		resp := &resource.ImportStateResponse{}
 		r.ImportState(ctx, req, resp)
 		if !resp.Diagnostics.HasError() || resp.Diagnostics[0].Summary() != "Invalid import identity" {
 			t.Errorf("%v: diagnostics %v", v, resp.Diagnostics)
+		}
+	}
+}
+
+// TestHelmReleaseIdentity_importIdentityDefaultsNamespace: an import
+// identity without namespace names a release stored in "default", as for
+// helm_release, and the resource's namespace is where the release is stored.
+func TestHelmReleaseIdentity_importIdentityDefaultsNamespace(t *testing.T) {
+	ctx := context.Background()
+	r := &helmReleaseResource{}
+	var schemaResp resource.IdentitySchemaResponse
+	r.IdentitySchema(ctx, resource.IdentitySchemaRequest{}, &schemaResp)
+	typ := schemaResp.IdentitySchema.Type().TerraformType(ctx)
+	for _, c := range []struct {
+		identity map[string]any
+		ns       string
+	}{
+		{map[string]any{"namespace": nil, "release_name": "podinfo"}, "default"},
+		{map[string]any{"namespace": "apps", "release_name": "podinfo"}, "apps"},
+	} {
+		id, diags := releaseImportIdentity(ctx, &tfsdk.ResourceIdentity{Schema: schemaResp.IdentitySchema, Raw: valueOf(t, typ, c.identity)})
+		if diags.HasError() {
+			t.Fatalf("%v: %v", c.identity, diags)
+		}
+		if id.Namespace != c.ns || id.StorageNamespace != c.ns || id.ReleaseName != "podinfo" {
+			t.Errorf("%v: import ID %+v, want namespace and storage namespace %s, release podinfo", c.identity, id, c.ns)
 		}
 	}
 }
