@@ -363,15 +363,13 @@ func TestHelmReleaseIdentity_importedFrom(t *testing.T) {
 func TestHelmReleaseIdentity_invalidIdentity(t *testing.T) {
 	ctx := context.Background()
 	r := &helmReleaseResource{}
-	var schemaResp resource.IdentitySchemaResponse
-	r.IdentitySchema(ctx, resource.IdentitySchemaRequest{}, &schemaResp)
-	typ := schemaResp.IdentitySchema.Type().TerraformType(ctx)
+	identity := releaseIdentity(t)
 	for _, v := range []map[string]any{
 		{"namespace": "Apps", "release_name": "podinfo"},
 		{"namespace": "apps", "release_name": "a-release-name-that-is-longer-than-helm-allows-53-chars"},
 		{"namespace": "no/such", "release_name": "podinfo"},
 	} {
-		req := resource.ImportStateRequest{Identity: &tfsdk.ResourceIdentity{Schema: schemaResp.IdentitySchema, Raw: valueOf(t, typ, v)}}
+		req := resource.ImportStateRequest{Identity: identity(v)}
 		resp := &resource.ImportStateResponse{}
 		r.ImportState(ctx, req, resp)
 		if !resp.Diagnostics.HasError() || resp.Diagnostics[0].Summary() != "Invalid import identity" {
@@ -385,10 +383,7 @@ func TestHelmReleaseIdentity_invalidIdentity(t *testing.T) {
 // helm_release, and the resource's namespace is where the release is stored.
 func TestHelmReleaseIdentity_importIdentityDefaultsNamespace(t *testing.T) {
 	ctx := context.Background()
-	r := &helmReleaseResource{}
-	var schemaResp resource.IdentitySchemaResponse
-	r.IdentitySchema(ctx, resource.IdentitySchemaRequest{}, &schemaResp)
-	typ := schemaResp.IdentitySchema.Type().TerraformType(ctx)
+	identity := releaseIdentity(t)
 	for _, c := range []struct {
 		identity map[string]any
 		ns       string
@@ -396,12 +391,23 @@ func TestHelmReleaseIdentity_importIdentityDefaultsNamespace(t *testing.T) {
 		{map[string]any{"namespace": nil, "release_name": "podinfo"}, "default"},
 		{map[string]any{"namespace": "apps", "release_name": "podinfo"}, "apps"},
 	} {
-		id, diags := releaseImportIdentity(ctx, &tfsdk.ResourceIdentity{Schema: schemaResp.IdentitySchema, Raw: valueOf(t, typ, c.identity)})
+		id, diags := releaseImportIdentity(ctx, identity(c.identity))
 		if diags.HasError() {
 			t.Fatalf("%v: %v", c.identity, diags)
 		}
 		if id.Namespace != c.ns || id.StorageNamespace != c.ns || id.ReleaseName != "podinfo" {
 			t.Errorf("%v: import ID %+v, want namespace and storage namespace %s, release podinfo", c.identity, id, c.ns)
 		}
+	}
+}
+
+// releaseIdentity makes release identities of the values given.
+func releaseIdentity(t *testing.T) func(map[string]any) *tfsdk.ResourceIdentity {
+	ctx := context.Background()
+	var resp resource.IdentitySchemaResponse
+	(&helmReleaseResource{}).IdentitySchema(ctx, resource.IdentitySchemaRequest{}, &resp)
+	typ := resp.IdentitySchema.Type().TerraformType(ctx)
+	return func(v map[string]any) *tfsdk.ResourceIdentity {
+		return &tfsdk.ResourceIdentity{Schema: resp.IdentitySchema, Raw: valueOf(t, typ, v)}
 	}
 }

@@ -129,9 +129,8 @@ func ReleaseRevisions(kubeconfig, namespace, name string) ([]string, error) {
 	return out, nil
 }
 
-// ReleaseValues returns the user-supplied values of the latest revision of a
-// release in storage.
-func ReleaseValues(kubeconfig, namespace, name string) (map[string]any, error) {
+// lastRelease is the latest revision of a release in storage.
+func lastRelease(kubeconfig, namespace, name string) (*release.Release, error) {
 	cfg, err := helmConfig(kubeconfig, namespace)
 	if err != nil {
 		return nil, err
@@ -140,19 +139,25 @@ func ReleaseValues(kubeconfig, namespace, name string) (map[string]any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("release %s/%s: %w", namespace, name, err)
 	}
+	return rls, nil
+}
+
+// ReleaseValues returns the user-supplied values of the latest revision of a
+// release in storage.
+func ReleaseValues(kubeconfig, namespace, name string) (map[string]any, error) {
+	rls, err := lastRelease(kubeconfig, namespace, name)
+	if err != nil {
+		return nil, err
+	}
 	return rls.Config, nil
 }
 
 // ReleaseDescription returns Helm's description of the latest revision of a
 // release in storage, as `helm history` shows it.
 func ReleaseDescription(kubeconfig, namespace, name string) (string, error) {
-	cfg, err := helmConfig(kubeconfig, namespace)
+	rls, err := lastRelease(kubeconfig, namespace, name)
 	if err != nil {
 		return "", err
-	}
-	rls, err := cfg.Releases.Last(name)
-	if err != nil {
-		return "", fmt.Errorf("release %s/%s: %w", namespace, name, err)
 	}
 	return rls.Info.Description, nil
 }
@@ -160,13 +165,9 @@ func ReleaseDescription(kubeconfig, namespace, name string) (string, error) {
 // ReleaseManifest returns the manifest of the latest revision of a release
 // in storage (its hooks left out), as `helm get manifest` prints it.
 func ReleaseManifest(kubeconfig, namespace, name string) (string, error) {
-	cfg, err := helmConfig(kubeconfig, namespace)
+	rls, err := lastRelease(kubeconfig, namespace, name)
 	if err != nil {
 		return "", err
-	}
-	rls, err := cfg.Releases.Last(name)
-	if err != nil {
-		return "", fmt.Errorf("release %s/%s: %w", namespace, name, err)
 	}
 	return rls.Manifest, nil
 }

@@ -128,14 +128,7 @@ data: {k: v}
 			d.Annotations["example.com/note"] = "edited"
 		}), true, false},
 		{"change by another manager", conf, func(t *testing.T) {
-			cm := &corev1.ConfigMap{}
-			if err := m.Client().Get(ctx, client.ObjectKey{Namespace: ns, Name: "conf"}, cm); err != nil {
-				t.Fatal(err)
-			}
-			cm.Data["k"] = "edited"
-			if err := m.Client().Update(ctx, cm, client.FieldOwner("someone-else")); err != nil {
-				t.Fatal(err)
-			}
+			editConfigMap(t, m.Client(), client.ObjectKey{Namespace: ns, Name: "conf"})
 		}, true, true},
 		{"delete and recreate, same name and content", conf, func(t *testing.T) {
 			cm := &corev1.ConfigMap{}
@@ -186,6 +179,20 @@ data: {k: v}
 				}
 			}
 		})
+	}
+}
+
+// editConfigMap sets the ConfigMap's data k to "edited", as another
+// manager (kubectl edit) would.
+func editConfigMap(t *testing.T, c client.Client, key client.ObjectKey) {
+	t.Helper()
+	cm := &corev1.ConfigMap{}
+	if err := c.Get(testenv.Context(t), key, cm); err != nil {
+		t.Fatal(err)
+	}
+	cm.Data["k"] = "edited"
+	if err := c.Update(testenv.Context(t), cm, client.FieldOwner("someone-else")); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -148,14 +148,7 @@ spec:
 	}
 
 	// Another manager's edit, and a delete: a new process sees both.
-	cm := &corev1.ConfigMap{}
-	if err := m.Client().Get(ctx, client.ObjectKey{Namespace: ns, Name: "a1"}, cm); err != nil {
-		t.Fatal(err)
-	}
-	cm.Data["k"] = "edited"
-	if err := m.Client().Update(ctx, cm, client.FieldOwner("someone-else")); err != nil {
-		t.Fatal(err)
-	}
+	editConfigMap(t, m.Client(), client.ObjectKey{Namespace: ns, Name: "a1"})
 	gone := &corev1.ConfigMap{}
 	gone.Namespace, gone.Name = ns, "b1"
 	if err := m.Client().Delete(ctx, gone); err != nil {
