@@ -25,35 +25,16 @@ func BenchmarkHelmReleaseRPC(b *testing.B) {
 	ctx := context.Background()
 	server := NewServer("test")()
 	const typeName = "stevedore_helmrelease"
-	raw, err := os.ReadFile("testdata/helmrelease_state.json")
-	if err != nil {
-		b.Fatal(err)
-	}
-	// The plan reads the chart's metadata from the artifact's archive.
-	ch, err := loader.Load(podinfoSrc())
-	if err != nil {
-		b.Fatal(err)
-	}
-	archive, err := chartutil.Save(ch, b.TempDir())
-	if err != nil {
-		b.Fatal(err)
-	}
-	raw = bytes.Replace(raw, []byte(`"CHART_ARCHIVE"`), []byte(strconv.Quote(archive)), 1)
 	schemas, err := server.GetProviderSchema(ctx, &tfprotov6.GetProviderSchemaRequest{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	schema := schemas.ResourceSchemas[typeName]
 	typ := schema.ValueType()
-	// The file is of schema version 0; a plan's UpgradeResourceState gets
-	// state of the current version, which the framework only decodes. The
-	// state upgrader's JSON is that state.
-	var current resource.UpgradeStateResponse
-	(&helmReleaseResource{}).UpgradeState(ctx)[0].StateUpgrader(ctx, resource.UpgradeStateRequest{RawState: &tfprotov6.RawState{JSON: raw}}, &current)
-	if current.Diagnostics.HasError() || current.DynamicValue == nil {
-		b.Fatalf("upgrade of the file: %v", current.Diagnostics)
-	}
-	upgrade := &tfprotov6.UpgradeResourceStateRequest{TypeName: typeName, Version: schema.Version, RawState: &tfprotov6.RawState{JSON: current.DynamicValue.JSON}}
+	// A plan's UpgradeResourceState gets state of the current version,
+	// which the framework only decodes.
+	current := benchReleaseState(b)
+	upgrade := &tfprotov6.UpgradeResourceStateRequest{TypeName: typeName, Version: schema.Version, RawState: &tfprotov6.RawState{JSON: current}}
 	up, err := server.UpgradeResourceState(ctx, upgrade)
 	if err != nil || len(up.Diagnostics) > 0 {
 		b.Fatalf("upgrade: %v %v", err, up.Diagnostics)
@@ -152,4 +133,32 @@ func configOf(b *testing.B, schema *tfprotov6.Schema, state *tfprotov6.DynamicVa
 		b.Fatal(err)
 	}
 	return &dv
+}
+
+// benchReleaseState is the JSON state of a release of
+// BenchmarkTofuPlanHelmReleases as tofu stored it (testdata, schema version
+// 0), upgraded to the current schema version, with its chart archive made.
+func benchReleaseState(b *testing.B) []byte {
+	b.Helper()
+	ctx := context.Background()
+	raw, err := os.ReadFile("testdata/helmrelease_state.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	// The plan reads the chart's metadata from the artifact's archive.
+	ch, err := loader.Load(podinfoSrc())
+	if err != nil {
+		b.Fatal(err)
+	}
+	archive, err := chartutil.Save(ch, b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	raw = bytes.Replace(raw, []byte(`"CHART_ARCHIVE"`), []byte(strconv.Quote(archive)), 1)
+	var current resource.UpgradeStateResponse
+	(&helmReleaseResource{}).UpgradeState(ctx)[0].StateUpgrader(ctx, resource.UpgradeStateRequest{RawState: &tfprotov6.RawState{JSON: raw}}, &current)
+	if current.Diagnostics.HasError() || current.DynamicValue == nil {
+		b.Fatalf("upgrade of the file: %v", current.Diagnostics)
+	}
+	return current.DynamicValue.JSON
 }

@@ -1,12 +1,9 @@
 package provider
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"maps"
-	"os"
-	"strconv"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
@@ -16,8 +13,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
-	"helm.sh/helm/v3/pkg/chart/loader"
-	"helm.sh/helm/v3/pkg/chartutil"
 )
 
 // BenchmarkReleaseSchemaShape is issue 27's measurement of what the shape of
@@ -31,26 +26,8 @@ import (
 // shape.
 func BenchmarkReleaseSchemaShape(b *testing.B) {
 	ctx := context.Background()
-	raw, err := os.ReadFile("testdata/helmrelease_state.json")
-	if err != nil {
-		b.Fatal(err)
-	}
-	ch, err := loader.Load(podinfoSrc())
-	if err != nil {
-		b.Fatal(err)
-	}
-	archive, err := chartutil.Save(ch, b.TempDir())
-	if err != nil {
-		b.Fatal(err)
-	}
-	raw = bytes.Replace(raw, []byte(`"CHART_ARCHIVE"`), []byte(strconv.Quote(archive)), 1)
-	var current resource.UpgradeStateResponse
-	(&helmReleaseResource{}).UpgradeState(ctx)[0].StateUpgrader(ctx, resource.UpgradeStateRequest{RawState: &tfprotov6.RawState{JSON: raw}}, &current)
-	if current.Diagnostics.HasError() {
-		b.Fatal(current.Diagnostics)
-	}
 	asIs := helmReleaseSchema()
-	state, err := (&tfprotov6.RawState{JSON: current.DynamicValue.JSON}).UnmarshalWithOpts(asIs.Type().TerraformType(ctx),
+	state, err := (&tfprotov6.RawState{JSON: benchReleaseState(b)}).UnmarshalWithOpts(asIs.Type().TerraformType(ctx),
 		tfprotov6.UnmarshalOpts{ValueFromJSONOpts: tftypes.ValueFromJSONOpts{IgnoreUndefinedAttributes: true}})
 	if err != nil {
 		b.Fatal(err)
@@ -176,7 +153,8 @@ type shapeProvider struct{ s schema.Schema }
 func (p shapeProvider) Metadata(_ context.Context, _ fwprovider.MetadataRequest, resp *fwprovider.MetadataResponse) {
 	resp.TypeName = "shape"
 }
-func (p shapeProvider) Schema(context.Context, fwprovider.SchemaRequest, *fwprovider.SchemaResponse) {}
+func (p shapeProvider) Schema(context.Context, fwprovider.SchemaRequest, *fwprovider.SchemaResponse) {
+}
 func (p shapeProvider) Configure(context.Context, fwprovider.ConfigureRequest, *fwprovider.ConfigureResponse) {
 }
 func (p shapeProvider) DataSources(context.Context) []func() datasource.DataSource { return nil }
