@@ -425,7 +425,7 @@ func (r *resourceSetResource) Create(ctx context.Context, req resource.CreateReq
 	// configuration uses: its objects carry the ID, and only objects that
 	// carry it are the set's.
 	owner := kube.NewOwnerID()
-	inSync := r.apply(ctx, &plan, nil, nil, owner, &resp.Diagnostics)
+	inSync := r.apply(ctx, &plan, nil, nil, nil, owner, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() && len(plan.Inventory.Elements()) == 0 {
 		// Refused before anything of the set was written (objects of
 		// another owner, a claim another apply won): nothing is saved, so
@@ -450,7 +450,7 @@ func (r *resourceSetResource) Update(ctx context.Context, req resource.UpdateReq
 	resp.Diagnostics.Append(diags...)
 	// A state written before owners were recorded stays without one: its
 	// objects carry none, and the plan's dry runs did not add one.
-	inSync := r.apply(ctx, &plan, prev, inventorySteps(ctx, state.Inventory), readOwner(ctx, req.Private), &resp.Diagnostics)
+	inSync := r.apply(ctx, &plan, prev, inventorySteps(ctx, state.Inventory), readFingerprints(ctx, req.Private), readOwner(ctx, req.Private), &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 	resp.Diagnostics.Append(setResourceSetIdentity(ctx, resp.Identity, &plan)...)
 	resp.Diagnostics.Append(writeFingerprints(ctx, resp.Private, inSync)...)
@@ -458,10 +458,11 @@ func (r *resourceSetResource) Update(ctx context.Context, req resource.UpdateReq
 
 // apply runs the engine and fills m, the plan, with what really happened, also
 // after a failure, so that the state saved with the error is the cluster's.
-// prevSteps are the steps of prev's entries. It returns the fingerprints of
-// the objects found in sync after the apply (private state). owner is the
-// instance's owner ID.
-func (r *resourceSetResource) apply(ctx context.Context, m *resourceSetModel, prev []kube.Entry, prevSteps map[string]string, owner string, diags *diag.Diagnostics) kube.Fingerprints {
+// prevSteps are the steps of prev's entries, and since the fingerprints of
+// the objects the plan's refresh found in sync (private state): those not
+// written since are not applied again. It returns the fingerprints of the
+// objects in sync after the apply. owner is the instance's owner ID.
+func (r *resourceSetResource) apply(ctx context.Context, m *resourceSetModel, prev []kube.Entry, prevSteps map[string]string, since kube.Fingerprints, owner string, diags *diag.Diagnostics) kube.Fingerprints {
 	planned, d := plannedAdoptions(ctx, m.Inventory)
 	diags.Append(d...)
 	m.ID = types.StringValue(m.Namespace.ValueString() + "/" + m.Name.ValueString())
@@ -498,7 +499,7 @@ func (r *resourceSetResource) apply(ctx context.Context, m *resourceSetModel, pr
 			spec = resolved
 		}
 	}
-	res, err := r.engine().Apply(ctx, spec, prev, planned)
+	res, err := r.engine().Apply(ctx, spec, prev, resourceset.ApplyOptions{Planned: planned, Since: since})
 	// An entry the set no longer renders keeps the step it was applied by.
 	steps := maps.Clone(prevSteps)
 	if steps == nil {

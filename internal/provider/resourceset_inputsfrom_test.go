@@ -318,7 +318,7 @@ func TestResourceSetApply_inputsChangedSincePlan(t *testing.T) {
 	m := model()
 	m.Manifests = types.StringValue(planned)
 	var diags diag.Diagnostics
-	r.apply(ctx, &m, nil, nil, "", &diags)
+	r.apply(ctx, &m, nil, nil, nil, "", &diags)
 	if !diags.HasError() || !strings.Contains(fmt.Sprint(diags), "Inputs changed since the plan") {
 		t.Fatalf("diagnostics %v", diags)
 	}
@@ -333,7 +333,7 @@ func TestResourceSetApply_inputsChangedSincePlan(t *testing.T) {
 	m = model()
 	m.Manifests = types.StringValue(planned)
 	diags = nil
-	r.apply(ctx, &m, nil, nil, "", &diags)
+	r.apply(ctx, &m, nil, nil, nil, "", &diags)
 	if diags.HasError() {
 		t.Fatal(diags)
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/fluxcd/cli-utils/pkg/object"
 	"github.com/fluxcd/pkg/ssa"
 	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -23,8 +22,8 @@ import (
 // what the API server makes atomic, so that when two applies race for one
 // object exactly one wins and the other fails before it writes it.
 type Claim struct {
-	// Create says the object must not exist: it is created, and an
-	// AlreadyExists fails the apply with a *ClaimError.
+	// Create says the object must not exist: it is created (see
+	// Manager.create), and if it exists the apply fails with a *ClaimError.
 	Create bool
 	// ResourceVersion, for an object that exists and is not yet the
 	// applier's (adopted, or taken over), is the version its owner was read
@@ -156,8 +155,7 @@ func (m *Manager) createAll(ctx context.Context, objs []*unstructured.Unstructur
 			}
 			mu.Lock()
 			defer mu.Unlock()
-			entries = append(entries, ssa.ChangeSetEntry{ObjMetadata: object.UnstructuredToObjMetadata(obj), GroupVersion: obj.GroupVersionKind().Version,
-				Subject: Describe(obj), Action: ssa.CreatedAction})
+			entries = append(entries, changeSetEntry(obj, ssa.CreatedAction))
 			return nil
 		})
 	}
@@ -165,12 +163,43 @@ func (m *Manager) createAll(ctx context.Context, objs []*unstructured.Unstructur
 	return entries, errors.Join(errs...)
 }
 
-// create creates obj with our field manager, then makes the fields it set
-// our field manager's applied ones: a create records them under an Update
-// entry, which a later server-side apply would not take back (a field
+// createPrecondition is the resourceVersion that makes a server-side apply a
+// create that fails when the object exists. An apply whose object carries a
+// resourceVersion is refused with a Conflict unless the live object has that
+// version, and creates the object when there is none (checked by
+// TestCreate_applyWithPreconditionCreatesOnly against the API server). No
+// object has version 1: etcd's first write is revision 2.
+const createPrecondition = "1"
+
+// create creates obj as a server-side apply with our field manager, so that
+// its fields are our Apply entry's from the start (a field later removed
+// from the set is removed by the next apply), with createPrecondition: an
+// object that exists already is a *ClaimError, and nothing is written to
+// it. An API server that refuses the precondition on a create (none we know
+// of does) gets the two requests of createAndTake.
+func (m *Manager) create(ctx context.Context, obj *unstructured.Unstructured) error {
+	o := obj.DeepCopy()
+	o.SetResourceVersion(createPrecondition)
+	err := m.client.Patch(ctx, o, client.Apply, client.FieldOwner(m.fieldManager), client.ForceOwnership)
+	switch {
+	case err == nil:
+		return nil
+	case apierrors.IsConflict(err):
+		// With ForceOwnership a field conflict cannot be: the precondition
+		// failed, so the object exists.
+		return &ClaimError{ID: ID(obj), Object: Describe(obj), Obj: obj, Exists: true, Err: err}
+	case apierrors.IsBadRequest(err) || apierrors.IsInvalid(err):
+		return m.createAndTake(ctx, obj)
+	}
+	return fmt.Errorf("%s create failed: %w", Describe(obj), err)
+}
+
+// createAndTake creates obj with our field manager, then makes the fields it
+// set our field manager's applied ones: a create records them under an
+// Update entry, which a later server-side apply would not take back (a field
 // removed from the set would stay). client-go's csaupgrade moves them, with
 // the created resourceVersion as a precondition.
-func (m *Manager) create(ctx context.Context, obj *unstructured.Unstructured) error {
+func (m *Manager) createAndTake(ctx context.Context, obj *unstructured.Unstructured) error {
 	if err := m.client.Create(ctx, obj, client.FieldOwner(m.fieldManager)); err != nil {
 		if apierrors.IsAlreadyExists(err) {
 			return &ClaimError{ID: ID(obj), Object: Describe(obj), Obj: obj, Exists: true, Err: err}
@@ -196,6 +225,11 @@ func (m *Manager) create(ctx context.Context, obj *unstructured.Unstructured) er
 	})
 	if err != nil {
 		return fmt.Errorf("%s taking the created fields as applied failed: %w", Describe(obj), err)
+	}
+	if m.obs != nil {
+		// Created from the desired object and its fields now applied by us:
+		// what a server-side apply of it would have returned.
+		m.obs.set(ID(obj), observation{live: obj.DeepCopy()})
 	}
 	return nil
 }

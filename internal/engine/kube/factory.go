@@ -146,7 +146,7 @@ func (f *Factory) Manager() (*Manager, error) {
 	}
 	rm := ssa.NewResourceManager(f.client, f.poller, ssa.Owner{Field: f.fieldManager, Group: OwnerGroup})
 	rm.SetConcurrency(managerConcurrency)
-	return &Manager{rm: rm, client: f.client, mapper: f.mapper, fieldManager: f.fieldManager, shared: f.shared}, nil
+	return &Manager{rm: rm, client: f.client, mapper: f.mapper, fieldManager: f.fieldManager, shared: f.shared, poller: f.poller}, nil
 }
 
 // Impersonate returns a factory whose requests impersonate the service account

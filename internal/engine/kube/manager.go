@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fluxcd/cli-utils/pkg/kstatus/polling"
 	"github.com/fluxcd/cli-utils/pkg/object"
 	"github.com/fluxcd/pkg/ssa"
 	"github.com/fluxcd/pkg/ssa/jsondiff"
@@ -37,6 +38,10 @@ type Manager struct {
 	mapper       meta.RESTMapper
 	fieldManager string
 	shared       *sharedLists
+	poller       *polling.StatusPoller
+	// obs records what an apply read and wrote (see observing); nil
+	// outside ApplyStaged.
+	obs *observed
 }
 
 // ResourceManager is the underlying fluxcd/pkg/ssa manager, for the engines that
@@ -58,6 +63,25 @@ type ApplyOptions struct {
 	WaitTimeout time.Duration
 	// Claims are how the objects new to the applier are taken (see Claim).
 	Claims Claims
+	// Since are the fingerprints of the last drift check or apply, and Owner
+	// the labels every object of the applier carries: an object whose
+	// fingerprint still matches (read with one metadata LIST per kind and
+	// namespace) was not written since it was found in sync, so it is not
+	// applied, and the change set lists it as unchanged, as ssa would after
+	// its dry-run.
+	Since Fingerprints
+	Owner map[string]string
+}
+
+// ApplyResult is what ApplyStaged did.
+type ApplyResult struct {
+	// ChangeSet lists what was applied, also when an error stopped it part
+	// way.
+	*ssa.ChangeSet
+	// InSync is the fingerprint of every object the apply left in sync (see
+	// observed), for the next drift check's DriftOptions.Since: objects
+	// whose fingerprint in ApplyOptions.Since matched keep it.
+	InSync Fingerprints
 }
 
 // applyWorkers is how many chunks of one kind are applied at once.
@@ -68,12 +92,56 @@ const applyWorkers = 4
 // definitions (waiting too), then the rest. The change set lists what was
 // applied even when an error stops it part way.
 //
-// It is fluxcd/pkg/ssa's ApplyAllStaged with one difference: ssa applies the
-// objects of a stage one after the other, which makes creating hundreds of
-// objects slower than kubectl. Here the last stage is applied kind by kind, in
-// ssa's kind order, and the objects of one kind in parallel chunks, each
-// through ssa's ApplyAll (dry-run, drift check, apply).
-func (m *Manager) ApplyStaged(ctx context.Context, objs []*unstructured.Unstructured, opts ApplyOptions) (*ssa.ChangeSet, error) {
+// It is fluxcd/pkg/ssa's ApplyAllStaged with these differences: ssa applies
+// the objects of a stage one after the other, which makes creating hundreds
+// of objects slower than kubectl. Here the last stage is applied kind by
+// kind, in ssa's kind order, and the objects of one kind in parallel chunks,
+// each through ssa's ApplyAll (dry-run, drift check, apply). Objects whose
+// fingerprint in opts.Since still matches are not applied. And the result
+// says which objects the apply left in sync, from what its own requests
+// returned.
+func (m *Manager) ApplyStaged(ctx context.Context, objs []*unstructured.Unstructured, opts ApplyOptions) (*ApplyResult, error) {
+	res := &ApplyResult{ChangeSet: ssa.NewChangeSet(), InSync: Fingerprints{}}
+	digests := make([]string, len(objs))
+	for i, obj := range objs {
+		var err error
+		if digests[i], err = desiredDigest(obj, nil, opts.ExclusionSelector, m.fieldManager); err != nil {
+			return res, fmt.Errorf("%s: %w", Describe(obj), err)
+		}
+	}
+	desired := make(map[string]string, len(objs))
+	var apply []*unstructured.Unstructured
+	unchanged := m.unchangedSince(ctx, objs, digests, DriftOptions{Since: opts.Since, Owner: opts.Owner, ExclusionSelector: opts.ExclusionSelector})
+	for i, obj := range objs {
+		id := ID(obj)
+		if unchanged[i] {
+			res.Append([]ssa.ChangeSetEntry{changeSetEntry(obj, ssa.UnchangedAction)})
+			res.InSync[id] = opts.Since[id]
+			continue
+		}
+		desired[id] = digests[i]
+		apply = append(apply, obj)
+	}
+	obs := newObserved()
+	err := m.observing(obs).applyStaged(ctx, apply, opts, res.ChangeSet)
+	for _, e := range res.Entries {
+		id := e.ObjMetadata.String()
+		if digest, ok := desired[id]; ok && e.Action != ssa.SkippedAction {
+			if live := obs.inSync(id); live != nil {
+				res.InSync[id] = fingerprintOf(live, digest)
+			}
+		}
+	}
+	return res, err
+}
+
+// changeSetEntry is ssa's change set entry of obj.
+func changeSetEntry(obj *unstructured.Unstructured, action ssa.Action) ssa.ChangeSetEntry {
+	return ssa.ChangeSetEntry{ObjMetadata: object.UnstructuredToObjMetadata(obj), GroupVersion: obj.GroupVersionKind().Version,
+		Subject: Describe(obj), Action: action}
+}
+
+func (m *Manager) applyStaged(ctx context.Context, objs []*unstructured.Unstructured, opts ApplyOptions, cs *ssa.ChangeSet) error {
 	o := ssa.DefaultApplyOptions()
 	o.Force = opts.Force
 	o.ExclusionSelector = opts.ExclusionSelector
@@ -96,22 +164,20 @@ func (m *Manager) ApplyStaged(ctx context.Context, objs []*unstructured.Unstruct
 			rest = append(rest, obj)
 		}
 	}
-	cs := ssa.NewChangeSet()
 	for _, stage := range [][]*unstructured.Unstructured{defs, classes} {
 		if len(stage) == 0 {
 			continue
 		}
 		applied, err := m.applyClaimed(ctx, stage, o, opts.Claims)
-		if err != nil {
-			cs.Append(applied.Entries)
-			return cs, err
-		}
 		cs.Append(applied.Entries)
+		if err != nil {
+			return err
+		}
 		if err := m.rm.WaitForSetWithContext(ctx, applied.ToObjMetadataSet(), ssa.WaitOptions{Interval: o.WaitInterval, Timeout: o.WaitTimeout}); err != nil {
-			return cs, err
+			return err
 		}
 		if err := WaitForKinds(ctx, m.mapper, stage, o.WaitTimeout); err != nil {
-			return cs, err
+			return err
 		}
 	}
 
@@ -123,11 +189,11 @@ func (m *Manager) ApplyStaged(ctx context.Context, objs []*unstructured.Unstruct
 			end++
 		}
 		if err := m.applyParallel(ctx, rest[start:end], o, opts.Claims, cs); err != nil {
-			return cs, err
+			return err
 		}
 		start = end
 	}
-	return cs, nil
+	return nil
 }
 
 // WaitForKinds waits until mapper maps the served versions of the kinds that
@@ -255,28 +321,65 @@ func (m *Manager) Delete(ctx context.Context, objs []*unstructured.Unstructured,
 // serve yet (its CRD comes later in the same set); errs[i] is the error of
 // reading objs[i], nil when it was read. Metadata is all the callers need, and
 // it keeps Secret data off the wire.
+//
+// The objects of a kind and namespace that has lookupListMin or more of them
+// are read with one metadata LIST of that kind and namespace instead of a GET
+// each: a LIST reads what the GETs would have read (a consistent read, the
+// same metadata). When that LIST fails (a service account allowed to get but
+// not to list), they are read with GETs, which say of which object what went
+// wrong.
 func (m *Manager) Lookup(ctx context.Context, objs []*unstructured.Unstructured) (live []*metav1.PartialObjectMetadata, errs []error) {
 	live = make([]*metav1.PartialObjectMetadata, len(objs))
 	errs = make([]error, len(objs))
 	// The RESTMapper discovers again on every miss: ask it once per kind, not
 	// once per object of a kind the cluster does not serve.
 	served := map[schema.GroupVersionKind]error{}
-	for _, o := range objs {
+	type group struct {
+		gvk schema.GroupVersionKind
+		ns  string
+	}
+	byGroup := map[group][]int{}
+	for i, o := range objs {
 		gvk := o.GroupVersionKind()
 		if _, ok := served[gvk]; !ok {
 			_, served[gvk] = m.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 		}
-	}
-	var g errgroup.Group
-	g.SetLimit(managerConcurrency)
-	for i, o := range objs {
-		if err := served[o.GroupVersionKind()]; err != nil {
+		if err := served[gvk]; err != nil {
 			if !meta.IsNoMatchError(err) {
 				errs[i] = fmt.Errorf("%s: %w", Describe(o), err)
 			}
 			continue
 		}
+		g := group{gvk, o.GetNamespace()}
+		byGroup[g] = append(byGroup[g], i)
+	}
+	var mu sync.Mutex
+	var get []int
+	var g errgroup.Group
+	g.SetLimit(managerConcurrency)
+	for grp, idx := range byGroup {
+		if len(idx) < lookupListMin {
+			get = append(get, idx...)
+			continue
+		}
 		g.Go(func() error {
+			byName, err := listMetadata(ctx, m.client, sharedKey{gvk: grp.gvk, namespace: grp.ns})
+			mu.Lock()
+			defer mu.Unlock()
+			for _, i := range idx {
+				if err != nil {
+					get = append(get, i)
+				} else {
+					live[i] = byName[objs[i].GetName()]
+				}
+			}
+			return nil
+		})
+	}
+	_ = g.Wait()
+	for _, i := range get {
+		g.Go(func() error {
+			o := objs[i]
 			pm := &metav1.PartialObjectMetadata{}
 			pm.SetGroupVersionKind(o.GroupVersionKind())
 			switch err := m.client.Get(ctx, client.ObjectKeyFromObject(o), pm); {
@@ -292,6 +395,11 @@ func (m *Manager) Lookup(ctx context.Context, objs []*unstructured.Unstructured)
 	_ = g.Wait()
 	return live, errs
 }
+
+// lookupListMin is how many objects of one kind and namespace Lookup reads
+// with a LIST rather than with a GET each: below it, the GETs cost less than
+// a LIST of a namespace that holds many other objects of the kind.
+const lookupListMin = 8
 
 // lookupOwned is Lookup for objects that carry the owner labels: one
 // metadata LIST per kind and namespace with that label selector. An object

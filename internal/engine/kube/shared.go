@@ -81,11 +81,14 @@ func (s *sharedLists) get(ctx context.Context, c client.Client, key sharedKey) *
 }
 
 // listMetadata is the metadata LIST of key's kind in its namespace, of the
-// objects that carry its label, by name.
+// objects that carry its label (all of them without one), by name.
 func listMetadata(ctx context.Context, c client.Client, key sharedKey) (map[string]*metav1.PartialObjectMetadata, error) {
 	list := &metav1.PartialObjectMetadataList{}
 	list.SetGroupVersionKind(key.gvk.GroupVersion().WithKind(key.gvk.Kind + "List"))
-	opts := []client.ListOption{client.HasLabels{key.label}}
+	var opts []client.ListOption
+	if key.label != "" {
+		opts = append(opts, client.HasLabels{key.label})
+	}
 	if key.namespace != "" {
 		opts = append(opts, client.InNamespace(key.namespace))
 	}

@@ -14,10 +14,27 @@ import (
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
 )
 
-// countingClient counts the reads that go through it.
+// countingClient counts the requests that go through it.
 type countingClient struct {
 	client.Client
-	gets, lists atomic.Int64
+	gets, lists, patches, creates atomic.Int64
+}
+
+func (c *countingClient) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+	c.patches.Add(1)
+	return c.Client.Patch(ctx, obj, patch, opts...)
+}
+
+func (c *countingClient) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+	c.creates.Add(1)
+	return c.Client.Create(ctx, obj, opts...)
+}
+
+func (c *countingClient) reset() {
+	c.gets.Store(0)
+	c.lists.Store(0)
+	c.patches.Store(0)
+	c.creates.Store(0)
 }
 
 func (c *countingClient) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {

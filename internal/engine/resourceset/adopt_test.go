@@ -91,7 +91,7 @@ data: {ours: set}
 	if got := adoptedFlags(plan.Inventory); !maps.Equal(got, want) || len(plan.Undecided) != 0 {
 		t.Fatalf("planned adoption %v, undecided %v; want %v", got, plan.Undecided, want)
 	}
-	res, err := e.Apply(ctx, spec, nil, Adoptions(adoptedFlags(plan.Inventory)))
+	res, err := e.Apply(ctx, spec, nil, ApplyOptions{Planned: Adoptions(adoptedFlags(plan.Inventory))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ data: {ours: set}
 	if got := adoptedFlags(plan.Inventory); !maps.Equal(got, map[string]bool{madeID: false}) {
 		t.Fatalf("planned inventory after removing the adopted object: %v", got)
 	}
-	res, err = e.Apply(ctx, spec, res.Inventory, nil)
+	res, err = e.Apply(ctx, spec, res.Inventory, ApplyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +158,7 @@ apiVersion: v1
 kind: ConfigMap
 metadata: {name: made, namespace: ` + ns.Name + `}
 `}
-	res, err := e.Apply(ctx, spec, nil, nil)
+	res, err := e.Apply(ctx, spec, nil, ApplyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +206,7 @@ metadata: {name: stale-other}
 	}
 	createConfigMap(t, c, "default", "stale-appears", map[string]string{"someone": "else"}, nil)
 
-	res, err := e.Apply(ctx, spec, nil, planned)
+	res, err := e.Apply(ctx, spec, nil, ApplyOptions{Planned: planned})
 	var se *StalePlanError
 	if !errors.As(err, &se) || !se.Exists || !strings.Contains(err.Error(), "ConfigMap/default/stale-appears exists now") ||
 		!strings.Contains(err.Error(), "plan again") {
@@ -236,7 +236,7 @@ metadata: {name: stale-other}
 	if err := c.Delete(ctx, cm); err != nil {
 		t.Fatal(err)
 	}
-	_, err = e.Apply(ctx, spec, nil, planned)
+	_, err = e.Apply(ctx, spec, nil, ApplyOptions{Planned: planned})
 	if !errors.As(err, &se) || se.Exists || !strings.Contains(err.Error(), "ConfigMap/default/stale-appears no longer exists") {
 		t.Fatalf("want a stale plan error for the deleted object, got %v", err)
 	}
@@ -246,7 +246,7 @@ metadata: {name: stale-other}
 
 	// No plan information (inputs were unknown at plan): the cluster decides.
 	createConfigMap(t, c, "default", "stale-appears", nil, nil)
-	res, err = e.Apply(ctx, spec, nil, nil)
+	res, err = e.Apply(ctx, spec, nil, ApplyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +267,7 @@ func TestEngine_refusesObjectOwnedByAnotherSet(t *testing.T) {
 	e, c := newEngine(t)
 	a := &Spec{Name: "owner-a", Namespace: "default", Owner: kube.NewOwnerID(),
 		ResourcesTemplate: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: contested}\ndata: {by: a}\n"}
-	resA, err := e.Apply(ctx, a, nil, nil)
+	resA, err := e.Apply(ctx, a, nil, ApplyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,7 +287,7 @@ func TestEngine_refusesObjectOwnedByAnotherSet(t *testing.T) {
 		t.Fatalf("plan: want an ownership error on resources_template, got %v (%+v)", err, oe)
 	}
 
-	res, err := e.Apply(ctx, b, nil, nil)
+	res, err := e.Apply(ctx, b, nil, ApplyOptions{})
 	if !errors.As(err, &oe) || oe.Owner.Name != "owner-a" {
 		t.Fatalf("apply: want an ownership error naming owner-a, got %v", err)
 	}
@@ -341,10 +341,10 @@ func TestEngine_ownLabelledObjectUndecidedAtPlan(t *testing.T) {
 	created := *spec
 	created.Creating, created.Owner = false, kube.NewOwnerID()
 	var oe *OwnershipError
-	if _, err := e.Apply(ctx, &created, nil, nil); !errors.As(err, &oe) || !oe.Namesake || oe.ImportID != "default/leftover" {
+	if _, err := e.Apply(ctx, &created, nil, ApplyOptions{}); !errors.As(err, &oe) || !oe.Namesake || oe.ImportID != "default/leftover" {
 		t.Fatalf("apply of a new instance: want a namesake ownership error, got %v", err)
 	}
-	res, err := e.Apply(ctx, &legacy, nil, nil)
+	res, err := e.Apply(ctx, &legacy, nil, ApplyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -370,7 +370,7 @@ func TestEngine_sameNameInTwoConfigurations(t *testing.T) {
 		return "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm-shared}\ndata: {v: " + v + "}\n"
 	}
 	first := &Spec{Name: "same", Namespace: ns, Owner: kube.NewOwnerID(), ResourcesTemplate: tmpl("first")}
-	res1, err := e.Apply(ctx, first, nil, nil)
+	res1, err := e.Apply(ctx, first, nil, ApplyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -381,7 +381,7 @@ func TestEngine_sameNameInTwoConfigurations(t *testing.T) {
 	}
 	second.Creating, second.Owner = false, kube.NewOwnerID()
 	var oe *OwnershipError
-	if _, err := e.Apply(ctx, second, nil, Adoptions{}); !errors.As(err, &oe) || !oe.Namesake || oe.Owner.ID != first.Owner {
+	if _, err := e.Apply(ctx, second, nil, ApplyOptions{Planned: Adoptions{}}); !errors.As(err, &oe) || !oe.Namesake || oe.Owner.ID != first.Owner {
 		t.Fatalf("second apply: want a namesake ownership error naming %s, got %v", first.Owner, err)
 	}
 	if u, _ := get(t, c, "v1", "ConfigMap", ns, "cm-shared"); u.Object["data"].(map[string]any)["v"] != "first" {
@@ -435,7 +435,7 @@ func TestEngine_foreignOwnersRefusedUnlessTakenOver(t *testing.T) {
 			}
 			if tc.takeOver == "" {
 				spec.TakeOverFrom = append(spec.TakeOverFrom, kube.TakeOverNames...)
-				if _, err := e.Apply(ctx, spec, nil, nil); !errors.As(err, &oe) {
+				if _, err := e.Apply(ctx, spec, nil, ApplyOptions{}); !errors.As(err, &oe) {
 					t.Fatalf("apply with every take_over_from: want an ownership error, got %v", err)
 				}
 				return
@@ -448,7 +448,7 @@ func TestEngine_foreignOwnersRefusedUnlessTakenOver(t *testing.T) {
 			if err != nil || len(plan.Warnings) != 1 || plan.Warnings[0].Summary != "Objects taken over" || plan.Inventory[0].Adopted {
 				t.Fatalf("plan with take_over_from: %+v, %v", plan, err)
 			}
-			res, err := e.Apply(ctx, spec, nil, adoptionsOf(plan.Inventory))
+			res, err := e.Apply(ctx, spec, nil, ApplyOptions{Planned: adoptionsOf(plan.Inventory)})
 			if err != nil || res.Inventory[0].Adopted {
 				t.Fatalf("apply with take_over_from: %+v, %v", res, err)
 			}
@@ -489,7 +489,7 @@ func TestEngine_concurrentClaimsExactlyOneWins(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				results[i], errs[i] = e.Apply(ctx, specs[i], nil, planned)
+				results[i], errs[i] = e.Apply(ctx, specs[i], nil, ApplyOptions{Planned: planned})
 			}()
 		}
 		wg.Wait()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -50,10 +51,13 @@ type Result struct {
 	// step ("" without steps); an inventory entry that is not listed left
 	// the set and awaits its prune. Nil when the set did not render.
 	Steps map[string]string
-	// InSync, after a successful apply, are the fingerprints of the objects
-	// a drift check found in sync then (CheckDrift), so that the refresh of
-	// the plans that follow dry-runs only the objects written since; nil
-	// when that check failed, and the next refresh checks every object.
+	// InSync, after an apply, are the fingerprints of the objects it left in
+	// sync (kube.ApplyResult.InSync: taken from what its own requests
+	// returned, with no drift check of its own), so that the refresh of the
+	// plans that follow dry-runs only the objects written since. Plans do not
+	// save what their refresh found: without these, every plan until the next
+	// apply would dry-run every object. An object without one is dry-run by
+	// the next refresh.
 	InSync kube.Fingerprints
 }
 
@@ -235,21 +239,32 @@ func (e *Engine) plan(ctx context.Context, spec *Spec, prev []kube.Entry) (*Resu
 // step is applied in order, and the objects of each but the last are waited
 // for (kstatus, the step's timeout) before the next starts; a step that fails
 // is an error on its step (steps[i]) and stops the sequence before the prune.
-// planned is what the plan showed of the new objects' adoption: an object
+// opts.Planned is what the plan showed of the new objects' adoption: an object
 // that appeared or disappeared since fails the apply before anything is
 // applied, as does an object owned by another set. The result is never nil:
 // after a failure its inventory holds what the cluster really has (applied
 // objects, and stale ones not yet pruned), so that state can be saved and a
 // second apply converges, and its Ready condition says why, without naming
 // the set.
-func (e *Engine) Apply(ctx context.Context, spec *Spec, prev []kube.Entry, planned Adoptions) (*Result, error) {
+func (e *Engine) Apply(ctx context.Context, spec *Spec, prev []kube.Entry, opts ApplyOptions) (*Result, error) {
 	spec = spec.withDefaults()
-	res, err := e.apply(ctx, spec, prev, planned)
+	res, err := e.apply(ctx, spec, prev, opts)
 	return res, objectError(spec, err)
 }
 
-func (e *Engine) apply(ctx context.Context, spec *Spec, prev []kube.Entry, planned Adoptions) (*Result, error) {
-	res := &Result{Inventory: slices.Clone(prev)}
+// ApplyOptions are what an apply knows of the set besides its spec and its
+// inventory.
+type ApplyOptions struct {
+	// Planned are the adoption decisions the plan showed.
+	Planned Adoptions
+	// Since are the fingerprints of the objects found in sync by the last
+	// drift check or apply (Result.InSync, kept in private state): an object
+	// not written since is not applied again.
+	Since kube.Fingerprints
+}
+
+func (e *Engine) apply(ctx context.Context, spec *Spec, prev []kube.Entry, opts ApplyOptions) (*Result, error) {
+	res := &Result{Inventory: slices.Clone(prev), InSync: kube.Fingerprints{}}
 	fail := func(reason string, err error) (*Result, error) {
 		res.Conditions = []Condition{{Type: "Ready", Status: "False", Reason: reason, Message: err.Error()}}
 		return res, err
@@ -285,7 +300,7 @@ func (e *Engine) apply(ctx context.Context, spec *Spec, prev []kube.Entry, plann
 
 	// Decided after the wait for dependencies, as close to the apply as
 	// possible, for every step at once.
-	adopted, claims, err := e.applyAdoption(ctx, m, spec, objs, prev, planned)
+	adopted, claims, err := e.applyAdoption(ctx, m, spec, objs, prev, opts.Planned)
 	if err != nil {
 		return fail(ReasonReconciliationFailed, err)
 	}
@@ -293,9 +308,11 @@ func (e *Engine) apply(ctx context.Context, spec *Spec, prev []kube.Entry, plann
 
 	var applied []kube.Entry // the last step's
 	for i, p := range parts {
-		cs, applyErr := m.ApplyStaged(ctx, p.objs, kube.ApplyOptions{Force: spec.Force, WaitTimeout: p.timeout, Claims: claims})
+		ar, applyErr := m.ApplyStaged(ctx, p.objs, kube.ApplyOptions{Force: spec.Force, WaitTimeout: p.timeout, Claims: claims,
+			Since: opts.Since, Owner: ownerLabels(spec)})
+		maps.Copy(res.InSync, ar.InSync)
 		applyErr = e.claimLost(ctx, m, spec, applyErr)
-		applied = entriesIn(desired, cs, anyAction)
+		applied = entriesIn(desired, ar.ChangeSet, anyAction)
 		res.Inventory = union(res.Inventory, applied)
 		if applyErr != nil {
 			// A stage that fails part way loses its change set; what reached
@@ -323,13 +340,6 @@ func (e *Engine) apply(ctx context.Context, spec *Spec, prev []kube.Entry, plann
 	}
 	res.Conditions = []Condition{{Type: "Ready", Status: "True", Reason: ReasonSucceeded,
 		Message: fmt.Sprintf("Applied %d objects", len(desired))}}
-	// As helm-controller's and the release engine's apply end: the objects
-	// are checked for drift once applied. Plans do not save what their
-	// refresh found, so without this every plan until the next apply would
-	// dry-run every object.
-	if report, err := e.CheckDrift(ctx, spec, res.Inventory, nil); err == nil {
-		res.InSync = report.InSync
-	}
 	return res, nil
 }
 

@@ -129,7 +129,7 @@ spec:
 	if got := entryIDs(plan.Inventory); got != strings.Join(want, " ") {
 		t.Fatalf("planned inventory\n %s\nwant\n %s", got, strings.Join(want, " "))
 	}
-	res, err := e.Apply(ctx, spec, nil, nil)
+	res, err := e.Apply(ctx, spec, nil, ApplyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ spec:
 	}
 
 	spec.Inputs = spec.Inputs[:1]
-	res, err = e.Apply(ctx, spec, res.Inventory, nil)
+	res, err = e.Apply(ctx, spec, res.Inventory, ApplyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +202,7 @@ func TestEngine_dependencyGate(t *testing.T) {
 		}
 	}()
 	start := time.Now()
-	res, err := e.Apply(ctx, spec, nil, nil)
+	res, err := e.Apply(ctx, spec, nil, ApplyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +216,7 @@ func TestEngine_dependencyGate(t *testing.T) {
 	// An unmet dependency fails at the timeout, naming it.
 	spec.Dependencies[0].Name = "never"
 	spec.Timeout = 2 * time.Second
-	_, err = e.Apply(ctx, spec, res.Inventory, nil)
+	_, err = e.Apply(ctx, spec, res.Inventory, ApplyOptions{})
 	if err == nil || !strings.Contains(err.Error(), "Secret "+ns+"/never: not found") {
 		t.Fatalf("want the unmet dependency named, got %v", err)
 	}
@@ -241,7 +241,7 @@ spec:
       containers: [{name: web, image: ghcr.io/stefanprodan/podinfo:6.0.0}]
 `,
 	}
-	res, err := e.Apply(ctx, spec, nil, nil)
+	res, err := e.Apply(ctx, spec, nil, ApplyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,14 +273,14 @@ spec:
 `
 	}
 	spec := &Spec{Name: "jobs", Namespace: ns, Timeout: time.Minute, ResourcesTemplate: job("busybox:1")}
-	res, err := e.Apply(ctx, spec, nil, nil)
+	res, err := e.Apply(ctx, spec, nil, ApplyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	first, _ := get(t, c, "batch/v1", "Job", ns, "once")
 
 	spec.ResourcesTemplate = job("busybox:2")
-	failed, err := e.Apply(ctx, spec, res.Inventory, nil)
+	failed, err := e.Apply(ctx, spec, res.Inventory, ApplyOptions{})
 	if err == nil || !strings.Contains(err.Error(), "immutable") {
 		t.Fatalf("want an immutable field error, got %v", err)
 	}
@@ -289,7 +289,7 @@ spec:
 	}
 
 	spec.Force = true
-	if _, err := e.Apply(ctx, spec, failed.Inventory, nil); err != nil {
+	if _, err := e.Apply(ctx, spec, failed.Inventory, ApplyOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	second, _ := get(t, c, "batch/v1", "Job", ns, "once")
@@ -313,7 +313,7 @@ kind: ConfigMap
 metadata: {name: drifty-b}
 data: {k: v}
 `}
-	res, err := e.Apply(ctx, spec, nil, nil)
+	res, err := e.Apply(ctx, spec, nil, ApplyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -357,7 +357,7 @@ func TestEngine_impersonation(t *testing.T) {
 	spec := &Spec{Name: name, Namespace: "default", ServiceAccountName: name, Timeout: 30 * time.Second,
 		ResourcesTemplate: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + name + "\ndata: {a: b}\n"}
 	start := time.Now()
-	_, err := e.Apply(ctx, spec, nil, nil)
+	_, err := e.Apply(ctx, spec, nil, ApplyOptions{})
 	if err == nil || !strings.Contains(err.Error(), `"system:serviceaccount:default:`+name+`" cannot`) {
 		t.Fatalf("want a forbidden error naming the service account, got %v", err)
 	}
@@ -390,7 +390,7 @@ subjects: [{kind: ServiceAccount, name: `+name+`, namespace: default}]
 		}
 		granted <- nil
 	}()
-	res, err := e.Apply(ctx, spec, nil, nil)
+	res, err := e.Apply(ctx, spec, nil, ApplyOptions{})
 	if gerr := <-granted; gerr != nil {
 		t.Fatal(gerr)
 	}
@@ -443,7 +443,7 @@ func TestEngine_missingServiceAccount(t *testing.T) {
 	}
 
 	start = time.Now()
-	_, err = e.Apply(ctx, spec, nil, nil)
+	_, err = e.Apply(ctx, spec, nil, ApplyOptions{})
 	var missing *kube.MissingServiceAccountError
 	if !errors.As(err, &missing) || fielderr.PathOf(err) != "service_account_name" || !strings.Contains(err.Error(), want) {
 		t.Fatalf("apply: %v, want a missing service account on service_account_name", err)

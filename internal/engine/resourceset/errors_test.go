@@ -262,7 +262,7 @@ func TestEngineError_namesTheSetOnce(t *testing.T) {
 	checkMessage(t, err, want)
 	_, err = noCluster.Drift(ctx, spec, nil)
 	checkMessage(t, err, want)
-	res, err := noCluster.Apply(ctx, spec, nil, nil)
+	res, err := noCluster.Apply(ctx, spec, nil, ApplyOptions{})
 	checkMessage(t, err, want)
 	if msg := res.Conditions[0].Message; msg != "inputs_from[0]: set name or selector" {
 		t.Errorf("Ready condition %q, want the error without the set's name", msg)
@@ -274,7 +274,7 @@ func TestEngineError_namesTheSetOnce(t *testing.T) {
 	checkMessage(t, err, want)
 	_, err = Render(spec)
 	checkMessage(t, err, want)
-	res, err = noCluster.Apply(ctx, spec, nil, nil)
+	res, err = noCluster.Apply(ctx, spec, nil, ApplyOptions{})
 	checkMessage(t, err, want)
 	if msg := res.Conditions[0].Message; msg != strings.TrimPrefix(want, "resourceset ns/s: ") || res.Conditions[0].Reason != ReasonBuildFailed {
 		t.Errorf("Ready condition %+v, want the error without the set's name", res.Conditions[0])

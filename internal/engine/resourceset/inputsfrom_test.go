@@ -156,7 +156,7 @@ data:
 	if got := entryIDs(plan.Inventory); got != strings.Join(want, " ") {
 		t.Fatalf("planned inventory\n %s\nwant\n %s", got, strings.Join(want, " "))
 	}
-	res, err := e.Apply(ctx, spec, nil, nil)
+	res, err := e.Apply(ctx, spec, nil, ApplyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +189,7 @@ data:
 	empty := *spec
 	empty.Inputs = nil
 	empty.InputsFrom = []InputsFrom{{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "none"}}}}
-	res, err = e.Apply(ctx, &empty, res.Inventory, nil)
+	res, err = e.Apply(ctx, &empty, res.Inventory, ApplyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

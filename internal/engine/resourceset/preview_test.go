@@ -45,7 +45,7 @@ stringData:
 	if _, ok := get(t, c, "v1", "ConfigMap", "default", name); ok {
 		t.Fatal("the preview created the ConfigMap")
 	}
-	res, err := e.Apply(ctx, spec, nil, nil)
+	res, err := e.Apply(ctx, spec, nil, ApplyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -140,7 +140,7 @@ func TestEngine_stepsApply(t *testing.T) {
 		}}
 	}
 
-	res, err := e.Apply(ctx, spec("migrate-v1", true), nil, nil)
+	res, err := e.Apply(ctx, spec("migrate-v1", true), nil, ApplyOptions{})
 	if fielderr.PathOf(err) != "steps[0]" || !strings.HasPrefix(err.Error(), "resourceset "+ns+`/migrate: steps[0]: step "db-migration" health check failed: `) {
 		t.Fatalf("want step 1's health check to fail, got %v", err)
 	}
@@ -154,7 +154,7 @@ func TestEngine_stepsApply(t *testing.T) {
 		t.Fatal("step 2 applied after step 1 failed")
 	}
 
-	res, err = e.Apply(ctx, spec("migrate-v2", false), res.Inventory, nil)
+	res, err = e.Apply(ctx, spec("migrate-v2", false), res.Inventory, ApplyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +169,7 @@ func TestEngine_stepsApply(t *testing.T) {
 	}
 	job, _ := get(t, c, "batch/v1", "Job", ns, "migrate-v2")
 
-	if _, err = e.Apply(ctx, spec("migrate-v2", false), res.Inventory, nil); err != nil {
+	if _, err = e.Apply(ctx, spec("migrate-v2", false), res.Inventory, ApplyOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	again, _ := get(t, c, "batch/v1", "Job", ns, "migrate-v2")
