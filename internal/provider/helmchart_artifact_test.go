@@ -352,7 +352,7 @@ resource "stevedore_helmchart_artifact" "podinfo" {
 
 // TestAccHelmChartArtifact_ociCosign pulls from an OCI registry with the
 // provider-level credentials: a chart signed with key A verifies with
-// [B, A] and fails with [B], leaving the state as it was.
+// [B, A] and fails the plan with [B], leaving the state as it was.
 func TestAccHelmChartArtifact_ociCosign(t *testing.T) {
 	t.Parallel()
 	reg, err := testenv.StartOCIRegistry(testenv.OCIRegistryOptions{Username: "oci-user", Password: "oci-pass"})
@@ -423,11 +423,13 @@ resource "stevedore_helmchart_artifact" "podinfo" {
 				Check: artifactFileMatches(artifactAddr),
 			},
 			{
+				// A cosign failure is a plan error: the plan alone fails.
 				Config:      config(b),
+				PlanOnly:    true,
 				ExpectError: regexp.MustCompile(`no matching signatures\s+were\s+found`),
 			},
 			{
-				// The failed apply left the state as it was.
+				// The failed plan left the state as it was.
 				Config: config(b, a),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectEmptyPlan(),

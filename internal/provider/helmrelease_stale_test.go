@@ -46,6 +46,7 @@ func TestAccHelmRelease_valuesChangedSincePlanRefusedBeforeAnyAction(t *testing.
 			`inconsistent\s+final\s+plan.*config_digest`).MatchString(out) {
 			t.Fatalf("apply of the stale plan: exit %d, want a refusal on values_from\n%s", code, out)
 		}
+		t.Logf("%s refused the stale plan:\n%s", c.name, out)
 		if got := releaseRevisions(t, ns, "podinfo"); !slices.Equal(got, []string{"1:deployed"}) {
 			t.Fatalf("revisions %v: the stale plan was applied", got)
 		}

@@ -1044,6 +1044,10 @@ func TestAccHelmRelease_badInput(t *testing.T) {
 		steps := []struct{ body, want string }{
 			{`values = "replicaCount: [1"`, `(?s)values.*YAML`},
 			{`values = ["a"]`, `(?s)values\[0\].*YAML\s+mapping.*holding\s+a\s+string`},
+			// What was given, in HCL's terms: no Go type (float64, []interface {}).
+			{`values = [1]`, wrappedText(`values[0] must be an object or a YAML string holding a mapping, got a number`)},
+			{`values = true`, wrappedText(`values must be an object, a YAML string holding a mapping, or a list of them, got a bool`)},
+			{`values = [["a"]]`, wrappedText(`values[0] must be an object or a YAML string holding a mapping, got a list`)},
 			{`release_name = "` + strings.Repeat("a", 54) + `"`, `(?s)release_name.*53`},
 			{"upgrade {\n remediation {\n strategy = \"retry\"\n }\n }", `(?s)strategy.*rollback`},
 			{"drift_detection {\n ignore {\n paths = [\"spec/replicas\"]\n }\n }", `(?s)drift_detection.*ignore.*paths`},

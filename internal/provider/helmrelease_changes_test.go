@@ -1,0 +1,259 @@
+package provider
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/fluxcd/cli-utils/pkg/object"
+	"github.com/fluxcd/pkg/ssa/jsondiff"
+	wjsondiff "github.com/wI2L/jsondiff"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
+)
+
+// upgradeOfTestChart is, per chart of the test data, the values of an upgrade
+// after an install with the chart's defaults.
+var upgradeOfTestChart = map[string]map[string]any{
+	"podinfo": {"replicaCount": 2, "config": map[string]any{"greeting": "bonjour", "farewell": "bye"}},
+	"withdep": {"message": "changed", "podinfo": map[string]any{"config": map[string]any{"greeting": "changed"}}},
+	"crds":    {"size": "large"},
+}
+
+// TestCLI_plannedChangesAreTheUpgrades: for every chart of the test data, the
+// `changes` a saved plan of an upgrade shows, through each CLI, equal object
+// by object the difference the apply of that plan makes to the live objects
+// of the release (read before and after, without what the API server and
+// controllers write: resourceVersion, generation, managedFields, status).
+// TestPlan_previewEqualsTheUpgrade checks the same of the engine alone.
+func TestCLI_plannedChangesAreTheUpgrades(t *testing.T) {
+	entries, err := os.ReadDir(testenv.ChartsDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var charts []string
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		if _, ok := upgradeOfTestChart[e.Name()]; !ok {
+			t.Errorf("test chart %s has no upgrade in upgradeOfTestChart", e.Name())
+			continue
+		}
+		charts = append(charts, e.Name())
+	}
+	forEachCLI(t, func(t *testing.T, c cli) {
+		src := filepath.Join(t.TempDir(), "charts")
+		testenv.CopyDir(t, testenv.ChartsDir(), src)
+		cacheDir := t.TempDir()
+		nss := map[string]string{}
+		config := providerBlock(fmt.Sprintf("cache_dir = %s", hcl(cacheDir))) + `
+variable "upgrade" {
+  type    = bool
+  default = false
+}
+`
+		for _, ch := range charts {
+			nss[ch] = uniqueNamespace(t, "chg-"+ch+"-"+c.name)
+			upgrade, err := json.Marshal(upgradeOfTestChart[ch])
+			if err != nil {
+				t.Fatal(err)
+			}
+			config += fmt.Sprintf(`
+resource "stevedore_helmchart_artifact" %[1]q {
+  source_path = %[2]s
+}
+
+resource "stevedore_helmrelease" %[1]q {
+  name      = %[1]q
+  namespace = %[3]q
+  chart {
+    digest = stevedore_helmchart_artifact.%[1]s.digest
+  }
+  values = var.upgrade ? %[4]s : "{}"
+}
+`, ch, hcl(filepath.Join(src, ch)), nss[ch], hcl(string(upgrade)))
+		}
+		w := newWorkspace(t, c, config)
+		w.must("apply", "-auto-approve", "-input=false")
+		w.planEmpty()
+
+		w.must("plan", "-input=false", "-var", "upgrade=true", "-out=up.tfplan")
+		planned := showPlan(t, w, "up.tfplan")
+		kc := testenv.Need(t).Cluster.Kubeconfig
+		ids := map[string]map[string]bool{}
+		plannedChanges := map[string]map[string]kube.Drift{}
+		before := map[string]map[string]*unstructured.Unstructured{}
+		for _, ch := range charts {
+			plannedChanges[ch] = changesIn(t, planned.after("stevedore_helmrelease." + ch)["changes"])
+			if len(plannedChanges[ch]) == 0 {
+				t.Fatalf("%s: the upgrade plans no change: the test changes nothing", ch)
+			}
+			ids[ch] = manifestIDs(t, kc, nss[ch], ch)
+			for id := range plannedChanges[ch] {
+				ids[ch][id] = true
+			}
+			before[ch] = map[string]*unstructured.Unstructured{}
+			for id := range ids[ch] {
+				before[ch][id] = liveObject(t, id)
+			}
+		}
+
+		w.must("apply", "-input=false", "up.tfplan")
+		for _, ch := range charts {
+			for id := range manifestIDs(t, kc, nss[ch], ch) {
+				ids[ch][id] = true
+			}
+			for id := range ids[ch] {
+				done := liveDiff(t, id, before[ch][id], liveObject(t, id))
+				got := plannedChanges[ch][id]
+				if done.Type != got.Type || !slices.Equal(sortedChanges(done.Changes), sortedChanges(got.Changes)) {
+					t.Errorf("%s %s:\n planned  %s %+v\n upgraded %s %+v", ch, id, got.Type, got.Changes, done.Type, done.Changes)
+				}
+			}
+		}
+		w.must("plan", "-input=false", "-var", "upgrade=true", "-detailed-exitcode")
+		w.destroy()
+	})
+}
+
+// changesIn reads the `changes` of a planned release, by object ID.
+func changesIn(t *testing.T, v any) map[string]kube.Drift {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list []struct {
+		ID      string `json:"id"`
+		Type    string `json:"type"`
+		Changes []struct {
+			Op   string `json:"op"`
+			Path string `json:"path"`
+			From string `json:"from"`
+			To   string `json:"to"`
+		} `json:"changes"`
+	}
+	if err := json.Unmarshal(b, &list); err != nil {
+		t.Fatalf("planned changes %s: %v", b, err)
+	}
+	out := map[string]kube.Drift{}
+	for _, d := range list {
+		drift := kube.Drift{ID: d.ID, Type: d.Type}
+		for _, c := range d.Changes {
+			drift.Changes = append(drift.Changes, kube.Change{Op: c.Op, Path: c.Path, From: c.From, To: c.To})
+		}
+		out[d.ID] = drift
+	}
+	return out
+}
+
+// manifestIDs is the inventory IDs of the objects of the latest release of
+// name in ns, as its manifest has them, in ns when they are namespaced.
+func manifestIDs(t *testing.T, kubeconfig, ns, name string) map[string]bool {
+	t.Helper()
+	manifest, err := testenv.ReleaseManifest(kubeconfig, ns, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mapper := testClient(t).RESTMapper()
+	ids := map[string]bool{}
+	dec := k8syaml.NewYAMLOrJSONDecoder(strings.NewReader(manifest), 4096)
+	for {
+		u := &unstructured.Unstructured{}
+		if err := dec.Decode(&u.Object); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatalf("manifest of %s/%s: %v", ns, name, err)
+		}
+		if len(u.Object) == 0 {
+			continue
+		}
+		if u.GetNamespace() == "" {
+			m, err := mapper.RESTMapping(u.GroupVersionKind().GroupKind(), u.GroupVersionKind().Version)
+			if err != nil {
+				t.Fatalf("%s: %v", kube.ID(u), err)
+			}
+			if m.Scope.Name() == meta.RESTScopeNameNamespace {
+				u.SetNamespace(ns)
+			}
+		}
+		ids[kube.ID(u)] = true
+	}
+	return ids
+}
+
+// liveObject reads the object of inventory ID id, nil when there is none.
+func liveObject(t *testing.T, id string) *unstructured.Unstructured {
+	t.Helper()
+	m, err := object.ParseObjMetadata(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := testClient(t)
+	mapping, err := c.RESTMapper().RESTMapping(m.GroupKind)
+	if err != nil {
+		t.Fatalf("%s: %v", id, err)
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(mapping.GroupVersionKind)
+	if err := c.Get(t.Context(), client.ObjectKey{Namespace: m.Namespace, Name: m.Name}, u); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		t.Fatalf("read %s: %v", id, err)
+	}
+	return u
+}
+
+// liveDiff is what happened to object id between before and after (nil when
+// absent), as a release's `changes` lists it: "create", "delete", or
+// "update" with the JSON patch of the object, without resourceVersion,
+// generation, managedFields and status, Secret data masked.
+func liveDiff(t *testing.T, id string, before, after *unstructured.Unstructured) kube.Drift {
+	t.Helper()
+	switch {
+	case before == nil && after == nil:
+		return kube.Drift{}
+	case before == nil:
+		return kube.Drift{ID: id, Type: "create"}
+	case after == nil:
+		return kube.Drift{ID: id, Type: "delete"}
+	}
+	clean := func(u *unstructured.Unstructured) map[string]any {
+		c := u.DeepCopy()
+		for _, f := range [][]string{{"metadata", "resourceVersion"}, {"metadata", "generation"}, {"metadata", "managedFields"}, {"status"}} {
+			unstructured.RemoveNestedField(c.Object, f...)
+		}
+		return c.Object
+	}
+	patch, err := wjsondiff.Compare(clean(before), clean(after), wjsondiff.Rationalize())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(patch) == 0 {
+		return kube.Drift{}
+	}
+	if after.GroupVersionKind().Group == "" && after.GetKind() == "Secret" {
+		patch = jsondiff.MaskSecretPatchData(patch)
+	}
+	return kube.Drift{ID: id, Type: "update", Changes: kube.ChangesOf(before, patch)}
+}
+
+func sortedChanges(cs []kube.Change) []kube.Change {
+	out := slices.Clone(cs)
+	slices.SortFunc(out, func(a, b kube.Change) int { return strings.Compare(a.Path+" "+a.Op, b.Path+" "+b.Op) })
+	return out
+}
