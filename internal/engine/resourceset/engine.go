@@ -361,7 +361,10 @@ func (e *Engine) Drift(ctx context.Context, spec *Spec, inventory []kube.Entry) 
 
 // CheckDrift is Drift, which dry-runs only the objects whose fingerprint in
 // since (the InSync of the last check) no longer matches: those written,
-// deleted or recreated since, or whose desired state changed.
+// deleted or recreated since, or whose desired state changed. It is the
+// refresh's: it reads the objects from LISTs that the refreshes of the
+// engine's factory share for kube.SharedListTTL, so it must not run after a
+// write of the same factory (apply never calls it).
 func (e *Engine) CheckDrift(ctx context.Context, spec *Spec, inventory []kube.Entry, since kube.Fingerprints) (*kube.DriftReport, error) {
 	spec = spec.withDefaults()
 	report, err := e.checkDrift(ctx, spec, inventory, since)
@@ -391,7 +394,10 @@ func (e *Engine) checkDrift(ctx context.Context, spec *Spec, inventory []kube.En
 	if err != nil {
 		return nil, err
 	}
-	return m.CheckDrift(ctx, check, kube.DriftOptions{Since: since, Owner: ownerLabels(spec)})
+	// A refresh: the objects with a fingerprint are read from the LISTs of
+	// the objects of every set (their set-name label) that the refreshes of
+	// this provider process share, one per kind and namespace.
+	return m.CheckDrift(ctx, check, kube.DriftOptions{Since: since, SharedLabel: NameLabel})
 }
 
 // Delete prunes the whole inventory, as prune does: adopted objects stay in

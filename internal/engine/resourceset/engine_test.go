@@ -317,12 +317,15 @@ data: {k: v}
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The apply checked what it applied: both in sync, and a refresh with
-	// those fingerprints dry-runs neither.
+	// The apply knows what it applied: both in sync, and a refresh with
+	// those fingerprints dry-runs neither. Each refresh is a new plan's, with
+	// an engine of its own (a new provider process): the refreshes of one
+	// share their metadata LISTs.
 	if len(res.InSync) != 2 {
 		t.Fatalf("fingerprints after the apply: %v, want both objects", res.InSync)
 	}
-	if r, err := e.CheckDrift(ctx, spec, res.Inventory, res.InSync); err != nil || len(r.DryRun) != 0 || len(r.Drift) != 0 {
+	refresh, _ := newEngine(t)
+	if r, err := refresh.CheckDrift(ctx, spec, res.Inventory, res.InSync); err != nil || len(r.DryRun) != 0 || len(r.Drift) != 0 {
 		t.Fatalf("refresh after the apply: %+v, %v; want no dry-run", r, err)
 	}
 	cm := &corev1.ConfigMap{}
@@ -331,7 +334,8 @@ data: {k: v}
 		t.Fatal(err)
 	}
 	// Deleted since: found again with the fingerprints of the apply.
-	if r, err := e.CheckDrift(ctx, spec, res.Inventory, res.InSync); err != nil || len(r.Drift) != 1 || r.Drift[0].Type != "create" {
+	refresh, _ = newEngine(t)
+	if r, err := refresh.CheckDrift(ctx, spec, res.Inventory, res.InSync); err != nil || len(r.Drift) != 1 || r.Drift[0].Type != "create" {
 		t.Fatalf("refresh after a delete: %+v, %v", r, err)
 	}
 	drift, err := e.Drift(ctx, spec, res.Inventory)
