@@ -39,6 +39,7 @@ func renderError(path string, input int, err error) error {
 type renderer struct {
 	current   map[string]any
 	resources []*template.Template
+	fast      []*fastTemplate // fast[i] renders resources[i], when not nil
 	multi     *template.Template
 	texts     map[string]*template.Template // see text
 }
@@ -56,6 +57,7 @@ func newRenderer(spec *Spec) (*renderer, error) {
 			return nil, renderError(fielderr.Index("resources", i), -1, err)
 		}
 		r.resources = append(r.resources, t)
+		r.fast = append(r.fast, newFastTemplate(t, string(src)))
 	}
 	if strings.TrimSpace(spec.ResourcesTemplate) != "" {
 		t, err := newTemplate("resources_template", spec.ResourcesTemplate, fm)
@@ -293,7 +295,17 @@ func (r *renderer) renderAll(spec *Spec, inputs []map[string]any, results [][]re
 			}
 			for t, tmpl := range templates {
 				single := t < len(rr.resources)
+				var fast *fastTemplate
+				if single {
+					fast = rr.fast[t]
+				}
 				for j := w; j < len(inputs); j += len(renderers) {
+					if fast != nil {
+						if o, ok := fast.render(rr, inputs[j], &buf); ok {
+							results[t][j] = rendered{objs: []*unstructured.Unstructured{o}}
+							continue
+						}
+					}
 					results[t][j] = rr.render(tmpl, inputs[j], single, &buf)
 				}
 			}
