@@ -7,6 +7,8 @@ import (
 	"flag"
 	"log"
 	"os"
+	"runtime"
+	"runtime/metrics"
 	"runtime/pprof"
 	"strings"
 	"time"
@@ -25,6 +27,7 @@ func main() {
 	flag.Parse()
 	quietSDKLogs()
 	stopProfile := startCPUProfile()
+	stopHeapProfile := startPeakHeapProfile(os.Getenv(heapProfileDirEnv), 100*time.Millisecond)
 
 	var opts []tf6server.ServeOpt
 	if debug {
@@ -34,6 +37,7 @@ func main() {
 	}
 	err := tf6server.Serve(provider.Address, provider.NewServer(version), opts...)
 	stopProfile()
+	stopHeapProfile()
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -95,6 +99,63 @@ func startCPUProfile() func() {
 	}
 	return func() {
 		pprof.StopCPUProfile()
+		_ = f.Close()
+	}
+}
+
+// heapProfileDirEnv names a directory that receives, for every provider
+// process, a heap profile taken when the process's heap was at its largest:
+// what its peak resident memory is made of.
+const heapProfileDirEnv = "STEVEDORE_HEAP_PROFILE_DIR"
+
+// startPeakHeapProfile, when dir is set, looks at the size of the heap's
+// objects every interval and, each time it is larger than ever before, takes
+// a heap profile (in use as of the last GC, and allocated so far); the one
+// taken last is written to dir by what it returns.
+func startPeakHeapProfile(dir string, interval time.Duration) func() {
+	if dir == "" {
+		return func() {}
+	}
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	var peak uint64
+	var profile []byte
+	done, stopped := make(chan struct{}), make(chan struct{})
+	take := func() {
+		metrics.Read(sample)
+		if v := sample[0].Value.Uint64(); v > peak {
+			peak = v
+			var b strings.Builder
+			if err := pprof.Lookup("heap").WriteTo(&b, 0); err == nil {
+				profile = []byte(b.String())
+			}
+		}
+	}
+	runtime.MemProfileRate = 64 * 1024
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				take()
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-stopped
+		if profile == nil {
+			return
+		}
+		f, err := os.CreateTemp(dir, "heap-*.pprof")
+		if err != nil {
+			log.Printf("%s: %v", heapProfileDirEnv, err)
+			return
+		}
+		_, _ = f.Write(profile)
 		_ = f.Close()
 	}
 }

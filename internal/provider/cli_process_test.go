@@ -40,6 +40,8 @@ func builtProvider(t *testing.T) string {
 		root := filepath.Join(filepath.Dir(file), "..", "..")
 		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, "terraform-provider-stevedore"), ".")
 		cmd.Dir = root
+		// As make build and the release build it.
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			providerBuildErr = fmt.Errorf("go build: %v\n%s", err, out)
 			return

@@ -32,8 +32,20 @@ var (
 // ${XDG_CACHE_HOME:-~/.cache}/stevedore-tools/helm-provider-<tag> (the script
 // keeps a binary it built before, so only the first run builds, for minutes).
 // When it cannot be built the test fails, saying why; under -short it skips.
-func helmProvider(t *testing.T) string {
+func helmProvider(t testing.TB) string {
 	t.Helper()
+	dir, err := buildHelmProvider()
+	if err != nil {
+		if testing.Short() {
+			t.Skip(err)
+		}
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// buildHelmProvider is helmProvider's directory, built once per process.
+func buildHelmProvider() (string, error) {
 	helmProviderOnce.Do(func() {
 		cache := os.Getenv("XDG_CACHE_HOME")
 		if cache == "" {
@@ -61,13 +73,7 @@ func helmProvider(t *testing.T) string {
 		}
 		helmProviderDir = dir
 	})
-	if helmProviderErr != nil {
-		if testing.Short() {
-			t.Skip(helmProviderErr)
-		}
-		t.Fatal(helmProviderErr)
-	}
-	return helmProviderDir
+	return helmProviderDir, helmProviderErr
 }
 
 // helmWorkspace is a workspace whose CLI also takes hashicorp/helm from

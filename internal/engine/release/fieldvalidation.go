@@ -1,6 +1,7 @@
 package release
 
 import (
+	"golang.org/x/sync/singleflight"
 	"sync"
 
 	helmkube "helm.sh/helm/v3/pkg/kube"
@@ -70,12 +71,26 @@ func (s *serverValidatedSchema) ValidateBytes(data []byte) error {
 	if _, ok := serverValidates.Load(key); ok {
 		return nil
 	}
-	if s.verifier.HasSupport(gvk) == nil {
-		serverValidates.Store(key, true)
+	// One question at a time per kind: the verifier reads and parses the
+	// OpenAPI document of the kind's group version (several MB of JSON for
+	// v1 or apps/v1), and the previews of a plan's releases, run in
+	// parallel, would each parse it at once, for the provider's peak memory.
+	supported, _, _ := serverValidatesAsked.Do(key, func() (any, error) {
+		if s.verifier.HasSupport(gvk) == nil {
+			serverValidates.Store(key, true)
+			return true, nil
+		}
+		return false, nil
+	})
+	if supported.(bool) {
 		return nil
 	}
 	return s.next.ValidateBytes(data)
 }
+
+// serverValidatesAsked asks the verifier once at a time per key of
+// serverValidates.
+var serverValidatesAsked singleflight.Group
 
 // init builds the verifier kubectl's schema uses, once per Build.
 func (s *serverValidatedSchema) init() {
