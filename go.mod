@@ -15,6 +15,7 @@ require (
 	github.com/google/cel-go v0.29.2
 	github.com/google/go-containerregistry v0.20.7
 	github.com/google/go-github/v73 v73.0.0
+	github.com/google/pprof v0.0.0-20260402051712-545e8a4df936
 	github.com/gosimple/slug v1.15.0
 	github.com/hashicorp/go-version v1.9.0
 	github.com/hashicorp/terraform-json v0.27.2

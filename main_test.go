@@ -5,11 +5,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/google/pprof/profile"
 )
 
 // running says whether process pid is alive: it exists and is not a zombie
@@ -72,5 +75,51 @@ func TestProvider_exitsWhenTheCLIDies(t *testing.T) {
 			t.Fatalf("the provider (pid %d) still runs %v after its CLI was killed", pid, parentGoneGrace+10*time.Second)
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// keep holds what TestPeakHeapProfile allocates, so that it is in use.
+var keep [][]byte
+
+// The heap profile STEVEDORE_HEAP_PROFILE_DIR asks for is taken at the
+// largest heap: a large allocation kept for a while is in it, although it is
+// gone when the process ends.
+func TestPeakHeapProfile(t *testing.T) {
+	dir := t.TempDir()
+	stop := startPeakHeapProfile(dir, 10*time.Millisecond)
+	for range 64 {
+		keep = append(keep, make([]byte, 1<<20))
+	}
+	runtime.GC()
+	time.Sleep(100 * time.Millisecond)
+	keep = nil
+	runtime.GC()
+	time.Sleep(50 * time.Millisecond)
+	stop()
+	files, err := filepath.Glob(filepath.Join(dir, "heap-*.pprof"))
+	if err != nil || len(files) != 1 {
+		t.Fatalf("heap profiles %v, %v: want one", files, err)
+	}
+	f, err := os.Open(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p, err := profile.Parse(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inuse := -1
+	for i, st := range p.SampleType {
+		if st.Type == "inuse_space" {
+			inuse = i
+		}
+	}
+	var total int64
+	for _, s := range p.Sample {
+		total += s.Value[inuse]
+	}
+	if inuse < 0 || total < 60<<20 {
+		t.Fatalf("in use in the profile: %d bytes, want the 64 MiB held at the peak", total)
 	}
 }
