@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync/atomic"
 	"testing"
 
 	"github.com/fluxcd/pkg/ssa"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -240,13 +242,17 @@ func TestLookup_listsKindsWithManyObjects(t *testing.T) {
 
 // refusingPrecondition is a client whose API server, unlike Kubernetes',
 // refuses a server-side apply that carries createPrecondition.
-type refusingPrecondition struct{ client.Client }
+type refusingPrecondition struct {
+	client.Client
+	refused *atomic.Int64
+}
 
-func (c refusingPrecondition) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
-	if patch.Type() == client.Apply.Type() && obj.GetResourceVersion() == createPrecondition {
+func (c refusingPrecondition) Apply(ctx context.Context, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
+	if o, ok := obj.(interface{ GetResourceVersion() string }); ok && o.GetResourceVersion() == createPrecondition {
+		c.refused.Add(1)
 		return apierrors.NewBadRequest("resourceVersion should not be set on objects to be created")
 	}
-	return c.Client.Patch(ctx, obj, patch, opts...)
+	return c.Client.Apply(ctx, obj, opts...)
 }
 
 // TestCreate_applyWithPreconditionCreatesOnly: a Create claim is one
@@ -261,10 +267,11 @@ func TestCreate_applyWithPreconditionCreatesOnly(t *testing.T) {
 	desired := func(name, value string) *unstructured.Unstructured {
 		return mustObjects(t, fmt.Sprintf("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: %s, namespace: %s}\ndata: {k: %s}\n", name, ns, value))[0]
 	}
+	refused := &atomic.Int64{}
 	for _, c := range []struct {
 		name   string
 		client client.Client
-	}{{"apply", m.client}, {"create-and-take", refusingPrecondition{m.client}}} {
+	}{{"apply", m.client}, {"create-and-take", refusingPrecondition{m.client, refused}}} {
 		cm := *m
 		cm.client = c.client
 		if _, err := cm.createAll(ctx, []*unstructured.Unstructured{desired(c.name, "v")}); err != nil {
@@ -276,6 +283,9 @@ func TestCreate_applyWithPreconditionCreatesOnly(t *testing.T) {
 		}
 		if mf := live.ManagedFields; len(mf) != 1 || mf[0].Manager != m.fieldManager || mf[0].Operation != "Apply" || live.Data["k"] != "v" {
 			t.Fatalf("%s: created %v with managed fields %v; want k=v, all of it in our Apply entry", c.name, live.Data, mf)
+		}
+		if c.name == "create-and-take" && refused.Load() != 1 {
+			t.Fatalf("%s: the precondition was refused %d times, want once", c.name, refused.Load())
 		}
 		_, err := cm.createAll(ctx, []*unstructured.Unstructured{desired(c.name, "other")})
 		var ce *ClaimError

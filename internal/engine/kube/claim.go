@@ -180,9 +180,13 @@ const createPrecondition = "1"
 func (m *Manager) create(ctx context.Context, obj *unstructured.Unstructured) error {
 	o := obj.DeepCopy()
 	o.SetResourceVersion(createPrecondition)
-	err := m.client.Patch(ctx, o, client.Apply, client.FieldOwner(m.fieldManager), client.ForceOwnership)
+	err := m.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(o), client.FieldOwner(m.fieldManager), client.ForceOwnership)
 	switch {
 	case err == nil:
+		if m.obs != nil {
+			// What the apply returned: the desired object applied.
+			m.obs.set(ID(obj), observation{live: o})
+		}
 		return nil
 	case apierrors.IsConflict(err):
 		// With ForceOwnership a field conflict cannot be: the precondition

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -133,10 +134,10 @@ func (c observingClient) Patch(ctx context.Context, obj client.Object, patch cli
 	case err != nil || !ok:
 		c.obs.forget(id)
 	case slices.Contains(po.DryRun, metav1.DryRunAll):
-		if patch.Type() == client.Apply.Type() {
+		if patch.Type() == types.ApplyPatchType {
 			c.obs.dryRun(id, u)
 		}
-	case patch.Type() == client.Apply.Type():
+	case patch.Type() == types.ApplyPatchType:
 		c.obs.set(id, observation{live: u.DeepCopy()})
 	default:
 		c.obs.forget(id)
