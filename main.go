@@ -108,29 +108,42 @@ func startCPUProfile() func() {
 // what its peak resident memory is made of.
 const heapProfileDirEnv = "STEVEDORE_HEAP_PROFILE_DIR"
 
-// startPeakHeapProfile, when dir is set, looks at the size of the heap's
-// objects every interval and, each time it is larger than ever before, takes
-// a heap profile (in use as of the last GC, and allocated so far); the one
+// startPeakHeapProfile, when dir is set, looks every interval at the live
+// heap as of the last GC and takes a heap profile when it is larger than ever
+// before (by more than 1%), and again once the next GC has completed: a heap
+// profile's figures may be one GC older than the live heap's. The profile
 // taken last is written to dir by what it returns.
 func startPeakHeapProfile(dir string, interval time.Duration) func() {
 	if dir == "" {
 		return func() {}
 	}
-	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	var peak uint64
+	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/cycles/total:gc-cycles"}}
+	var peak, peakCycle uint64
+	pending := false
 	var profile []byte
-	done, stopped := make(chan struct{}), make(chan struct{})
+	write := func() {
+		var b strings.Builder
+		if err := pprof.Lookup("heap").WriteTo(&b, 0); err == nil {
+			profile = []byte(b.String())
+		}
+		pending = false
+	}
 	take := func() {
 		metrics.Read(sample)
-		if v := sample[0].Value.Uint64(); v > peak {
-			peak = v
-			var b strings.Builder
-			if err := pprof.Lookup("heap").WriteTo(&b, 0); err == nil {
-				profile = []byte(b.String())
-			}
+		live, cycle := sample[0].Value.Uint64(), sample[1].Value.Uint64()
+		switch {
+		case live > peak+peak/100:
+			// A new peak (by more than 1%): a profile now, whose figures
+			// may be a GC older, and another once a GC has completed.
+			peak, peakCycle = live, cycle
+			write()
+			pending = true
+		case pending && cycle > peakCycle:
+			write()
 		}
 	}
 	runtime.MemProfileRate = 64 * 1024
+	done, stopped := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(stopped)
 		t := time.NewTicker(interval)

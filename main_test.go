@@ -90,10 +90,14 @@ func TestPeakHeapProfile(t *testing.T) {
 	for range 64 {
 		keep = append(keep, make([]byte, 1<<20))
 	}
-	runtime.GC()
-	time.Sleep(100 * time.Millisecond)
+	for range 3 { // the peak is seen, and two GCs later the profile taken
+		runtime.GC()
+		time.Sleep(50 * time.Millisecond)
+	}
 	keep = nil
-	runtime.GC()
+	for range 3 {
+		runtime.GC()
+	}
 	time.Sleep(50 * time.Millisecond)
 	stop()
 	files, err := filepath.Glob(filepath.Join(dir, "heap-*.pprof"))

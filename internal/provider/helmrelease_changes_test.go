@@ -11,17 +11,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fluxcd/cli-utils/pkg/object"
-	"github.com/fluxcd/pkg/ssa/jsondiff"
-	wjsondiff "github.com/wI2L/jsondiff"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv/objdiff"
 )
 
 // upgradeOfTestChart is, per chart of the test data, the values of an upgrade
@@ -107,7 +103,7 @@ resource "stevedore_helmrelease" %[1]q {
 			}
 			before[ch] = map[string]*unstructured.Unstructured{}
 			for id := range ids[ch] {
-				before[ch][id] = liveObject(t, id)
+				before[ch][id] = objdiff.Live(t.Context(), t, testClient(t), id)
 			}
 		}
 
@@ -117,9 +113,9 @@ resource "stevedore_helmrelease" %[1]q {
 				ids[ch][id] = true
 			}
 			for id := range ids[ch] {
-				done := liveDiff(t, id, before[ch][id], liveObject(t, id))
+				done := objdiff.Diff(t, id, before[ch][id], objdiff.Live(t.Context(), t, testClient(t), id))
 				got := plannedChanges[ch][id]
-				if done.Type != got.Type || !slices.Equal(sortedChanges(done.Changes), sortedChanges(got.Changes)) {
+				if done.Type != got.Type || !slices.Equal(objdiff.Sorted(done.Changes), objdiff.Sorted(got.Changes)) {
 					t.Errorf("%s %s:\n planned  %s %+v\n upgraded %s %+v", ch, id, got.Type, got.Changes, done.Type, done.Changes)
 				}
 			}
@@ -193,67 +189,4 @@ func manifestIDs(t *testing.T, kubeconfig, ns, name string) map[string]bool {
 		ids[kube.ID(u)] = true
 	}
 	return ids
-}
-
-// liveObject reads the object of inventory ID id, nil when there is none.
-func liveObject(t *testing.T, id string) *unstructured.Unstructured {
-	t.Helper()
-	m, err := object.ParseObjMetadata(id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := testClient(t)
-	mapping, err := c.RESTMapper().RESTMapping(m.GroupKind)
-	if err != nil {
-		t.Fatalf("%s: %v", id, err)
-	}
-	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(mapping.GroupVersionKind)
-	if err := c.Get(t.Context(), client.ObjectKey{Namespace: m.Namespace, Name: m.Name}, u); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		t.Fatalf("read %s: %v", id, err)
-	}
-	return u
-}
-
-// liveDiff is what happened to object id between before and after (nil when
-// absent), as a release's `changes` lists it: "create", "delete", or
-// "update" with the JSON patch of the object, without resourceVersion,
-// generation, managedFields and status, Secret data masked.
-func liveDiff(t *testing.T, id string, before, after *unstructured.Unstructured) kube.Drift {
-	t.Helper()
-	switch {
-	case before == nil && after == nil:
-		return kube.Drift{}
-	case before == nil:
-		return kube.Drift{ID: id, Type: "create"}
-	case after == nil:
-		return kube.Drift{ID: id, Type: "delete"}
-	}
-	clean := func(u *unstructured.Unstructured) map[string]any {
-		c := u.DeepCopy()
-		for _, f := range [][]string{{"metadata", "resourceVersion"}, {"metadata", "generation"}, {"metadata", "managedFields"}, {"status"}} {
-			unstructured.RemoveNestedField(c.Object, f...)
-		}
-		return c.Object
-	}
-	patch, err := wjsondiff.Compare(clean(before), clean(after), wjsondiff.Rationalize())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(patch) == 0 {
-		return kube.Drift{}
-	}
-	if after.GroupVersionKind().Group == "" && after.GetKind() == "Secret" {
-		patch = jsondiff.MaskSecretPatchData(patch)
-	}
-	return kube.Drift{ID: id, Type: "update", Changes: kube.ChangesOf(before, patch)}
-}
-
-func sortedChanges(cs []kube.Change) []kube.Change {
-	out := slices.Clone(cs)
-	slices.SortFunc(out, func(a, b kube.Change) int { return strings.Compare(a.Path+" "+a.Op, b.Path+" "+b.Op) })
-	return out
 }

@@ -1,24 +1,17 @@
 package release
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/fluxcd/cli-utils/pkg/object"
-	"github.com/fluxcd/pkg/ssa/jsondiff"
-	wjsondiff "github.com/wI2L/jsondiff"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv/objdiff"
 )
 
 // upgradeOfChart is, per chart of the test data, the values of an install and
@@ -89,10 +82,6 @@ func comparePreviewWithUpgrade(t *testing.T, path, digest string, install, upgra
 		t.Fatal("the upgrade plans no change: the test changes nothing")
 	}
 
-	mapper, err := e.kube.RESTMapper()
-	if err != nil {
-		t.Fatal(err)
-	}
 	// The objects of the installed release, and those the plan creates.
 	ids := map[string]bool{}
 	for _, o := range releaseObjects(t, e, spec) {
@@ -103,7 +92,7 @@ func comparePreviewWithUpgrade(t *testing.T, path, digest string, install, upgra
 	}
 	before := map[string]*unstructured.Unstructured{}
 	for id := range ids {
-		before[id] = liveByID(ctx, t, c, mapper, id)
+		before[id] = objdiff.Live(ctx, t, c, id)
 	}
 
 	if _, err := e.Reconcile(ctx, spec, st); err != nil {
@@ -114,15 +103,15 @@ func comparePreviewWithUpgrade(t *testing.T, path, digest string, install, upgra
 	}
 	done := map[string]kube.Drift{}
 	for id := range ids {
-		after := liveByID(ctx, t, c, mapper, id)
-		if d := serverDiff(t, id, before[id], after); d.Type != "" {
+		after := objdiff.Live(ctx, t, c, id)
+		if d := objdiff.Diff(t, id, before[id], after); d.Type != "" {
 			done[id] = d
 		}
 	}
 
 	for id := range ids {
 		want, got := done[id], planned[id]
-		if want.Type != got.Type || !slices.Equal(sortedChanges(want.Changes), sortedChanges(got.Changes)) {
+		if want.Type != got.Type || !slices.Equal(objdiff.Sorted(want.Changes), objdiff.Sorted(got.Changes)) {
 			t.Errorf("%s:\n planned  %s %+v\n upgraded %s %+v", id, got.Type, got.Changes, want.Type, want.Changes)
 		}
 	}
@@ -151,68 +140,5 @@ func releaseObjects(t *testing.T, e *Engine, spec *Spec) []*unstructured.Unstruc
 		}
 		out = append(out, objs...)
 	}
-	return out
-}
-
-// liveByID reads the object of inventory ID id, nil when there is none.
-func liveByID(ctx context.Context, t *testing.T, c client.Client, mapper meta.RESTMapper, id string) *unstructured.Unstructured {
-	t.Helper()
-	m, err := object.ParseObjMetadata(id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mapping, err := mapper.RESTMapping(m.GroupKind)
-	if err != nil {
-		t.Fatalf("%s: %v", id, err)
-	}
-	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(mapping.GroupVersionKind)
-	if err := c.Get(ctx, client.ObjectKey{Namespace: m.Namespace, Name: m.Name}, u); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		t.Fatalf("read %s: %v", id, err)
-	}
-	return u
-}
-
-// serverDiff is what happened to object id between before and after (nil
-// when absent): "create", "delete", or "update" with the JSON patch of the
-// whole object, leaving out what the API server and controllers write
-// (resourceVersion, generation, managedFields, status), as the plan lists
-// changes.
-func serverDiff(t *testing.T, id string, before, after *unstructured.Unstructured) kube.Drift {
-	t.Helper()
-	switch {
-	case before == nil && after == nil:
-		return kube.Drift{}
-	case before == nil:
-		return kube.Drift{ID: id, Type: "create"}
-	case after == nil:
-		return kube.Drift{ID: id, Type: "delete"}
-	}
-	clean := func(u *unstructured.Unstructured) map[string]any {
-		c := u.DeepCopy()
-		for _, f := range [][]string{{"metadata", "resourceVersion"}, {"metadata", "generation"}, {"metadata", "managedFields"}, {"status"}} {
-			unstructured.RemoveNestedField(c.Object, f...)
-		}
-		return c.Object
-	}
-	patch, err := wjsondiff.Compare(clean(before), clean(after), wjsondiff.Rationalize())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(patch) == 0 {
-		return kube.Drift{}
-	}
-	if after.GroupVersionKind().Group == "" && after.GetKind() == "Secret" {
-		patch = jsondiff.MaskSecretPatchData(patch)
-	}
-	return kube.Drift{ID: id, Type: "update", Changes: kube.ChangesOf(before, patch)}
-}
-
-func sortedChanges(cs []kube.Change) []kube.Change {
-	out := slices.Clone(cs)
-	slices.SortFunc(out, func(a, b kube.Change) int { return strings.Compare(a.Path+" "+a.Op, b.Path+" "+b.Op) })
 	return out
 }
