@@ -20,7 +20,7 @@ import (
 
 // The ownership model under real CLIs, one process per command, as teams run
 // them: several configurations against one cluster, applies at once, applies
-// killed part way (README, Safety).
+// killed part way (docs/guides/safety.md).
 
 // ownedRelease is a configuration of one release of the podinfo chart in
 // chartDir: release name in namespace ns, with body added to the release.

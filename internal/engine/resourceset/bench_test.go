@@ -8,7 +8,7 @@ import (
 // BenchmarkRender renders 1,000 inputs x 3 resources (a Namespace, a
 // ServiceAccount and a RoleBinding per tenant). flux-operator's builder
 // (BuildResourceSet, v0.59.0) took 1.17 s on this matrix on a 2-core machine,
-// where this took 40 ms (README, "Plan cost").
+// where this took 40 ms (docs/development/performance.md).
 func BenchmarkRender(b *testing.B) {
 	inputs := make([]map[string]any, 1000)
 	for i := range inputs {
