@@ -9,6 +9,7 @@ require (
 	github.com/fluxcd/pkg/apis/meta v1.38.0
 	github.com/fluxcd/pkg/chartutil v1.17.0
 	github.com/fluxcd/pkg/ssa v0.83.0
+	github.com/fluxcd/pkg/version v0.16.0
 	github.com/go-logr/logr v1.4.4
 	github.com/go-openapi/jsonpointer v1.0.2
 	github.com/go-task/slim-sprig/v3 v3.0.0

@@ -78,7 +78,7 @@ func resourceSetInputsSchema() schema.Schema {
 					"include_tag":    optString("Tags: a Go regular expression the tag must match."),
 					"exclude_tag":    optString("Tags: a Go regular expression the tag must not match."),
 					"semver": optString("Tags: a semantic version constraint (Masterminds/semver, as Flux) the tag must satisfy, " +
-						"highest first; tags must be strict semver, with an optional leading `v`."),
+						"highest first; a tag is read as Flux reads it (three dot-separated parts, an optional leading `v`, leading zeros allowed: `01.0.0` is 1.0.0)."),
 				},
 			},
 			"skip": schema.SingleNestedBlock{

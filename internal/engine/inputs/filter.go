@@ -3,9 +3,9 @@ package inputs
 import (
 	"regexp"
 	"slices"
-	"strings"
 
 	"github.com/Masterminds/semver/v3"
+	fluxversion "github.com/fluxcd/pkg/version"
 )
 
 // matcher is the include/exclude pair of regular expressions of a filter.
@@ -40,31 +40,23 @@ func (f Filter) hasLabels(labels []string) bool {
 	return true
 }
 
-// parseVersion is Flux's tag version parsing: strict semver, with an
-// optional leading v.
-func parseVersion(tag string) (*semver.Version, error) {
-	if _, err := semver.StrictNewVersion(strings.TrimPrefix(tag, "v")); err != nil {
-		return nil, err
-	}
-	return semver.NewVersion(tag)
-}
-
-// selectTags is flux-operator's tag selection: include and exclude, then
-// with a semver constraint the matching versions highest first, without one
-// every tag in reverse lexical order; then the first `limit`. Tags of equal
-// version precedence (1.0.0 and v1.0.0) keep lexical order, as the
-// registry's listing gives them to flux-operator.
+// selectTags is flux-operator's tag selection (its filtering.Filters.Tags
+// for OCI tags, its gitprovider tag selector for Git tags, which rank the
+// same): include and exclude, then with a semver constraint the tags that
+// fluxcd/pkg/version.ParseVersion reads (three dot-separated parts, then
+// Masterminds/semver's loose NewVersion: an optional v, leading zeros
+// allowed) and the constraint admits, highest first, tags of equal
+// precedence (1.0.0 and v1.0.0) in the order they were listed; without one
+// every tag in reverse lexical order. A tag listed twice stays twice. Then
+// the first `limit`.
 func selectTags(tags []string, f Filter) []string {
 	m := f.tagMatcher()
 	var filtered []string
-	seen := map[string]bool{}
 	for _, t := range tags {
-		if !seen[t] && m.match(t) {
-			seen[t] = true
+		if m.match(t) {
 			filtered = append(filtered, t)
 		}
 	}
-	slices.Sort(filtered)
 	if f.Semver != "" {
 		c, _ := semver.NewConstraint(f.Semver)
 		type tv struct {
@@ -73,7 +65,7 @@ func selectTags(tags []string, f Filter) []string {
 		}
 		var vs []tv
 		for _, t := range filtered {
-			if v, err := parseVersion(t); err == nil && c.Check(v) {
+			if v, err := fluxversion.ParseVersion(t); err == nil && c.Check(v) {
 				vs = append(vs, tv{t, v})
 			}
 		}
@@ -83,6 +75,7 @@ func selectTags(tags []string, f Filter) []string {
 			filtered = append(filtered, x.tag)
 		}
 	} else {
+		slices.Sort(filtered)
 		slices.Reverse(filtered)
 	}
 	if l := f.limit(); len(filtered) > l {

@@ -18,7 +18,8 @@ var (
 		{Number: 10, Title: "Ten", Author: "eve", Branch: "feat/ten", SHA: "e10", Labels: []string{"preview"}},
 	}
 	testBranches = []inputstest.Ref{{Name: "feat/a", SHA: "1"}, {Name: "main", SHA: "2"}, {Name: "feat/b", SHA: "3"}, {Name: "wip/c", SHA: "4"}}
-	testTags     = []inputstest.Ref{{Name: "v1.0.0", SHA: "t1"}, {Name: "v1.10.0", SHA: "t2"}, {Name: "v1.9.0", SHA: "t3"}, {Name: "nightly", SHA: "t4"}}
+	testTags     = []inputstest.Ref{{Name: "v1.0.0", SHA: "t1"}, {Name: "v1.10.0", SHA: "t2"}, {Name: "v1.9.0", SHA: "t3"}, {Name: "nightly", SHA: "t4"},
+		{Name: "01.0.0", SHA: "t5"}, {Name: "1.0.0", SHA: "t6"}, {Name: "01.0.0", SHA: "t7"}}
 )
 
 type gitCase struct {
@@ -55,6 +56,15 @@ func gitCases(prefix string, slug bool) []gitCase {
 		{"tags by semver", prefix + "Tag", Filter{Semver: ">=1.0.0", Limit: 2}, nil, []map[string]any{
 			s(map[string]any{"id": ID("v1.10.0"), "sha": "t2", "tag": "v1.10.0"}, "v1.10.0"),
 			s(map[string]any{"id": ID("v1.9.0"), "sha": "t3", "tag": "v1.9.0"}, "v1.9.0"),
+		}},
+		// As flux-operator's tag selector: 01.0.0 is version 1.0.0, equal
+		// versions keep the listed order, and a name listed twice is selected
+		// twice, each with the last listing's commit.
+		{"tags: loose versions, listed order, duplicates", prefix + "Tag", Filter{Semver: "<1.9.0"}, nil, []map[string]any{
+			s(map[string]any{"id": ID("v1.0.0"), "sha": "t1", "tag": "v1.0.0"}, "v1.0.0"),
+			s(map[string]any{"id": ID("01.0.0"), "sha": "t7", "tag": "01.0.0"}, "01.0.0"),
+			s(map[string]any{"id": ID("1.0.0"), "sha": "t6", "tag": "1.0.0"}, "1.0.0"),
+			s(map[string]any{"id": ID("01.0.0"), "sha": "t7", "tag": "01.0.0"}, "01.0.0"),
 		}},
 	}
 }

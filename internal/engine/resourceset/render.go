@@ -350,9 +350,9 @@ func dedupe(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
 // parseObjects reads the rendered YAML documents into objects. Unlike the ssa
 // reader it drops nothing silently: an empty document is skipped, anything
 // else must be an object with apiVersion, kind and name. A multi-document
-// template is read as flux-operator reads it: a list (a document with an
-// `items` array, `kind: List`) is its items, and a kustomize Kustomization is
-// left out, in dropped.
+// template is read as flux-operator reads it: a list (a document with a kind
+// and an `items` array, `kind: List`) is its items, a list without a kind is
+// an error, and a kustomize Kustomization is left out, in dropped.
 func parseObjects(rendered []byte, multi bool) (objs, dropped []*unstructured.Unstructured, err error) {
 	if singleYAMLDocument(rendered) {
 		// Most renders are one object of `resources`: convert it without the
@@ -361,10 +361,10 @@ func parseObjects(rendered []byte, multi bool) (objs, dropped []*unstructured.Un
 		if err != nil {
 			return nil, nil, fmt.Errorf("rendered YAML is invalid: %w", err)
 		}
-		return appendObject(nil, nil, raw, multi)
+		return appendObject(nil, nil, raw, multi, 0)
 	}
 	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(rendered), 4096)
-	for {
+	for doc := 0; ; doc++ {
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
 			if errors.Is(err, io.EOF) {
@@ -372,7 +372,7 @@ func parseObjects(rendered []byte, multi bool) (objs, dropped []*unstructured.Un
 			}
 			return nil, nil, fmt.Errorf("rendered YAML is invalid: %w", err)
 		}
-		if objs, dropped, err = appendObject(objs, dropped, raw, multi); err != nil {
+		if objs, dropped, err = appendObject(objs, dropped, raw, multi, doc); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -392,8 +392,9 @@ func singleYAMLDocument(rendered []byte) bool {
 
 // appendObject appends the object of one rendered document, in JSON, to objs;
 // an empty document appends nothing. With multi (resources_template), a list
-// appends its items, and a kustomize Kustomization goes to dropped.
-func appendObject(objs, dropped []*unstructured.Unstructured, raw []byte, multi bool) ([]*unstructured.Unstructured, []*unstructured.Unstructured, error) {
+// appends its items, and a kustomize Kustomization goes to dropped. doc is
+// the document's index in the rendered stream, for errors.
+func appendObject(objs, dropped []*unstructured.Unstructured, raw []byte, multi bool, doc int) ([]*unstructured.Unstructured, []*unstructured.Unstructured, error) {
 	if t := bytes.TrimSpace(raw); len(t) == 0 || string(t) == "null" {
 		return objs, dropped, nil // an empty document, as `---` between conditionals leaves
 	}
@@ -403,6 +404,13 @@ func appendObject(objs, dropped []*unstructured.Unstructured, raw []byte, multi 
 		return nil, nil, fmt.Errorf("rendered document is not an object: %w", err)
 	}
 	o := &unstructured.Unstructured{Object: m}
+	if multi && o.IsList() && o.GetKind() == "" {
+		// flux-operator's reader (fluxcd/pkg/ssa's ReadObjects) decodes a
+		// document into an Unstructured, which refuses one without a kind
+		// before the reader looks for items.
+		return nil, nil, fmt.Errorf("rendered document %d (counting from 0) has items but no kind: "+
+			"flux-operator fails on it (Object 'Kind' is missing); give it kind: List to render its items", doc)
+	}
 	if multi && o.IsList() {
 		// The items are taken as they are: not lists again, nor left out
 		// when they are Kustomizations, as in flux-operator.

@@ -103,6 +103,31 @@ items:
 			want:     "ConfigMap/default/a",
 		},
 		{
+			// flux-operator's reader decodes each document into an
+			// Unstructured, which fails on a document without a kind
+			// ("Object 'Kind' is missing") before the reader looks for items.
+			name:     "a document with items and no kind is an error on resources_template, naming the document",
+			template: configMap("a", "") + "---\napiVersion: v1\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: b, namespace: default}}\n",
+			path:     "resources_template", err: "rendered document 1 (counting from 0) has items but no kind: flux-operator fails on it (Object 'Kind' is missing)",
+		},
+		{
+			name:     "a bare items: [] is an error on resources_template",
+			template: "items: []\n",
+			path:     "resources_template", err: "rendered document 0 (counting from 0) has items but no kind",
+		},
+		{
+			name:   "a document with items and no kind names the input",
+			inputs: []map[string]any{{"n": "1"}, {"n": "2"}},
+			template: configMap("cm-<< inputs.n >>", "") + "---\n" + configMap("x-<< inputs.n >>", "") +
+				"---\n<<- if eq inputs.n \"2\" >>\nitems: []\n<<- else >>\napiVersion: v1\nkind: List\nitems: []\n<<- end >>\n",
+			path: "resources_template", err: "with inputs[1]: rendered document 2 (counting from 0) has items but no kind",
+		},
+		{
+			name:     "a document with items and any kind is its items",
+			template: "apiVersion: v1\nkind: Anything\nmetadata: {name: l}\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: b, namespace: default}}\n",
+			want:     "ConfigMap/default/b",
+		},
+		{
 			// differs: flux-operator passes the item on and the apply fails.
 			name:     "a List item without a name is an error on resources_template (differs)",
 			template: "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: a}}\n- {apiVersion: v1, kind: ConfigMap}\n",
@@ -129,9 +154,10 @@ items:
 			want:      "Kustomization//k",
 		},
 		{
-			// differs: flux-operator drops a document that is not an object
-			// silently.
-			name:     "a document of resources_template that is not an object is an error (differs)",
+			// flux-operator fails too, on the missing kind ("Object 'Kind'
+			// is missing"); it silently drops a document with a kind but
+			// without apiVersion or name.
+			name:     "a document of resources_template that is not an object is an error",
 			template: configMap("a", "") + "---\nfoo: bar\n",
 			path:     "resources_template", err: "rendered object <no kind>/<no name> has no apiVersion, kind, metadata.name",
 		},
