@@ -483,6 +483,16 @@ import {
 						expectImported("stevedore_helmrelease.same", "chart_digest", func() any { return digest1 }),
 						expectImported("stevedore_helmrelease.other", "chart_digest", func() any { return "" }),
 					}},
+					// The first plan compares the chart Helm stored with the
+					// configured one: no Helm revision for the release made
+					// from it; an upgrade for the other, whose chart has the
+					// configured chart's name and version but not its files.
+					Check: resource.ComposeAggregateTestCheckFunc(
+						checkRevisions(t, ns, "same", "1:deployed"),
+						landedFrom(t, ns, "same", "chart1", "chart2"),
+						checkRevisions(t, ns, "other", "1:superseded", "2:deployed"),
+						landedFrom(t, ns, "other", "chart1", "chart2"),
+					),
 					ConfigStateChecks: []statecheck.StateCheck{
 						statecheck.CompareValuePairs("stevedore_helmrelease.same", tfjsonpath.New("chart_digest"),
 							"stevedore_helmchart_artifact.one", tfjsonpath.New("digest"), compareEqual{}),

@@ -30,6 +30,20 @@ func (imp *Imported) ChartIs(path string) error {
 	if n := len(ch.Dependencies()); n > 0 {
 		return fmt.Errorf("%s has %d subchart(s), which Helm does not store in a release: it cannot be compared", path, n)
 	}
+	if d := chartDiff(ch, rec); d != "" {
+		return fmt.Errorf("%s: %s differs from the release's", path, d)
+	}
+	return nil
+}
+
+// chartDiff names the first of what Helm stores of a chart (Chart.yaml,
+// Chart.lock, default values, values schema, templates, other files) that
+// differs between ch and rec, "" when none does. Subcharts are not compared:
+// Helm does not store them.
+func chartDiff(ch, rec *chart.Chart) string {
+	if ch == nil || rec == nil {
+		return "chart"
+	}
 	for _, c := range []struct {
 		what      string
 		got, want any
@@ -39,19 +53,19 @@ func (imp *Imported) ChartIs(path string) error {
 		{"values", ch.Values, rec.Values},
 	} {
 		if !sameJSON(c.got, c.want) {
-			return fmt.Errorf("%s: %s differs from the release's", path, c.what)
+			return c.what
 		}
 	}
 	if !bytes.Equal(ch.Schema, rec.Schema) {
-		return fmt.Errorf("%s: values.schema.json differs from the release's", path)
+		return "values.schema.json"
 	}
 	if d := diffFiles(ch.Templates, rec.Templates); d != "" {
-		return fmt.Errorf("%s: template %s differs from the release's", path, d)
+		return "template " + d
 	}
 	if d := diffFiles(ch.Files, rec.Files); d != "" {
-		return fmt.Errorf("%s: file %s differs from the release's", path, d)
+		return "file " + d
 	}
-	return nil
+	return ""
 }
 
 // sameJSON compares two values as Helm stores them: as JSON.
