@@ -180,7 +180,7 @@ func (d *helmTemplateDataSource) fetchInlineChart(ctx context.Context, id string
 	if diags.HasError() {
 		return false
 	}
-	a, err := r.inlineArtifact(ctx, id, cspec, "", nil, diags)
+	a, err := r.inlineArtifact(ctx, id, cspec, diags)
 	if err != nil {
 		addError(diags, "Cannot fetch the chart", fielderr.Object("helm_template", id, fielderr.Under("chart", err)))
 		return false

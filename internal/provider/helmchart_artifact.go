@@ -421,6 +421,9 @@ func (r *helmChartArtifactResource) ModifyPlan(ctx context.Context, req resource
 		a, err := e.Build(ctx, spec, resolved.Version)
 		switch {
 		case err == nil:
+			for _, w := range a.Warnings {
+				resp.Diagnostics.AddWarning("Chart cache not used", about(artifactKind, sourceID(spec), "%s", w))
+			}
 			resp.Diagnostics.Append(plan.setArtifact(sourceID(spec), a)...)
 			plan.Path = types.StringUnknown()
 			plan.URL = types.StringUnknown()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -186,7 +187,7 @@ func (r *helmReleaseResource) ModifyPlan(ctx context.Context, req resource.Modif
 
 	// The chart's own metadata: a new name replaces the release, a new
 	// version is shown as such.
-	meta, ok := r.planChart(ctx, spec, &plan, state, resp)
+	meta, ok := r.planChart(ctx, spec, &plan, resp)
 	if !ok {
 		return
 	}
@@ -314,10 +315,10 @@ func (r *helmReleaseResource) planSuspended(ctx context.Context, plan, state *he
 // planChart resolves the chart the release will get. For an artifact's path
 // it reads the archive's Chart.yaml (when the artifact exists already); for an
 // inline chart it resolves the version constraint as the artifact resource
-// does, and keeps the digest of the state when nothing about the chart
-// changed, so that an unchanged inline chart plans no upgrade. ok is false
-// after an error diagnostic.
-func (r *helmReleaseResource) planChart(ctx context.Context, spec *release.Spec, plan, state *helmReleaseModel, resp *resource.ModifyPlanResponse) (*chart.Metadata, bool) {
+// does and takes the archive its source was built into (inlineArtifact), so
+// that an unchanged inline chart plans no upgrade. ok is false after an error
+// diagnostic.
+func (r *helmReleaseResource) planChart(ctx context.Context, spec *release.Spec, plan *helmReleaseModel, resp *resource.ModifyPlanResponse) (*chart.Metadata, bool) {
 	c := plan.Chart
 	if c == nil {
 		return nil, true
@@ -344,11 +345,7 @@ func (r *helmReleaseResource) planChart(ctx context.Context, spec *release.Spec,
 	if !known || diags.HasError() {
 		return nil, !diags.HasError()
 	}
-	var keep string
-	if state != nil && state.Chart != nil && sameInlineChart(c, state.Chart) {
-		keep = state.ChartDigest.ValueString()
-	}
-	a, err := r.inlineArtifact(ctx, plan.ID.ValueString(), cspec, keep, state, &resp.Diagnostics)
+	a, err := r.inlineArtifact(ctx, plan.ID.ValueString(), cspec, &resp.Diagnostics)
 	if err != nil {
 		chartDiag(&resp.Diagnostics, "Cannot fetch the chart", plan, err)
 		return nil, false
@@ -366,26 +363,27 @@ func (r *helmReleaseResource) planChart(ctx context.Context, spec *release.Spec,
 // inlineArtifact is the archive of an inline chart at the version its
 // constraint resolves to now. The engine plans from the chart itself, so an
 // inline chart is fetched at plan, as source-controller fetches a chart before
-// helm-controller sees it; an archive already in the cache (the one in state,
-// keep, when the constraint still resolves to its version) is not fetched again.
-func (r *helmReleaseResource) inlineArtifact(ctx context.Context, id string, cspec chart.Spec, keep string, state *helmReleaseModel, diags *diag.Diagnostics) (*chart.Artifact, error) {
+// helm-controller sees it. An archive already in the cache is taken only when
+// it was built from this very source (chart.Engine.Fetch: the source's
+// identity, never the chart's name and version, which two sources may share),
+// still matches its digest and its repository index, and, with verify, passed
+// verification with this key material; anything else is fetched, and
+// verified, again.
+func (r *helmReleaseResource) inlineArtifact(ctx context.Context, id string, cspec chart.Spec, diags *diag.Diagnostics) (*chart.Artifact, error) {
 	e := r.chartEngine()
 	resolved, err := e.Resolve(ctx, cspec)
 	if err != nil {
 		return nil, err
 	}
 	staleWarning(diags, path.Root("chart").AtName("repository"), release.Kind, id, resolved)
-	if keep != "" && state != nil && (resolved.Revision == "" || resolved.Revision == state.ChartVersion.ValueString()) {
-		if p, d, ok := e.FindArtifact(resolved.ChartName, state.ChartVersion.ValueString()); ok && d == keep {
-			return &chart.Artifact{ChartName: resolved.ChartName, Path: p, Digest: d}, nil
-		}
+	a, err := e.Fetch(ctx, cspec, resolved.Version)
+	if err != nil {
+		return nil, err
 	}
-	if resolved.Revision != "" {
-		if p, d, ok := e.FindArtifact(resolved.ChartName, resolved.Revision); ok {
-			return &chart.Artifact{ChartName: resolved.ChartName, Path: p, Digest: d}, nil
-		}
+	for _, w := range a.Warnings {
+		diags.AddAttributeWarning(path.Root("chart"), "Chart cache not used", about(release.Kind, id, "%s", w))
 	}
-	return e.Build(ctx, cspec, resolved.Version)
+	return a, nil
 }
 
 // planIdentity fills release_name, whose plan value is the configuration's
@@ -803,9 +801,8 @@ func (r *helmReleaseResource) ImportState(ctx context.Context, req resource.Impo
 	m.ID = types.StringValue(id.Namespace + "/" + id.Name)
 	m.Chart = nullReleaseChart()
 	if r.data.cacheDir != "" {
-		ce := chart.New(chart.Options{CacheDir: r.data.cacheDir})
-		if p, d, ok := ce.FindArtifact(imp.Status.ChartName, imp.Status.ChartVersion); ok {
-			m.Chart.Path, m.Chart.Digest, m.ChartDigest = types.StringValue(p), types.StringValue(d), types.StringValue(d)
+		if a, ok := provenArchive(chart.New(chart.Options{CacheDir: r.data.cacheDir}), imp); ok {
+			m.Chart.Path, m.Chart.Digest, m.ChartDigest = types.StringValue(a.Path), types.StringValue(a.Digest), types.StringValue(a.Digest)
 		}
 	}
 	m.Drift = emptyDrift()
@@ -821,6 +818,26 @@ func (r *helmReleaseResource) ImportState(ctx context.Context, req resource.Impo
 	}
 	resp.Diagnostics.Append(writeOwner(ctx, resp.Private, owner)...)
 	resp.Diagnostics.Append(writeBook(ctx, resp.Private, m.Book)...)
+}
+
+// provenArchive is the archive in the cache that the imported release was
+// made from, proven by content: of the archives whose file name says the
+// release's chart name and version (candidates only, since two sources may
+// serve different archives under one name and version), the one whose files
+// are those Helm recorded in the release (release.Imported.ChartIs). ok is
+// false unless exactly one digest is proven: the state then names no archive,
+// and the first plan resolves the configuration's chart as a new one would.
+func provenArchive(ce *chart.Engine, imp *release.Imported) (chart.CachedArchive, bool) {
+	var proven []chart.CachedArchive
+	for _, c := range ce.Candidates(imp.Status.ChartName, imp.Status.ChartVersion) {
+		if imp.ChartIs(c.Path) == nil && !slices.ContainsFunc(proven, func(p chart.CachedArchive) bool { return p.Digest == c.Digest }) {
+			proven = append(proven, c)
+		}
+	}
+	if len(proven) != 1 {
+		return chart.CachedArchive{}, false
+	}
+	return proven[0], true
 }
 
 // importHint explains an ID that names no release when it is one that meant
@@ -904,7 +921,7 @@ func (r *helmReleaseResource) buildInlineChart(ctx context.Context, m *helmRelea
 	if d := m.ChartDigest; !d.IsUnknown() && !d.IsNull() {
 		keep = d.ValueString()
 	}
-	a, err := r.inlineArtifact(ctx, id, cspec, keep, m, diags)
+	a, err := r.inlineArtifact(ctx, id, cspec, diags)
 	if err != nil {
 		chartDiag(diags, "Cannot fetch the chart", m, err)
 		return false
@@ -922,11 +939,6 @@ func (r *helmReleaseResource) buildInlineChart(ctx context.Context, m *helmRelea
 // block: its attributes are under `chart`.
 func chartDiag(diags *diag.Diagnostics, summary string, m *helmReleaseModel, err error) {
 	addError(diags, summary, fielderr.Object(release.Kind, m.ID.ValueString(), fielderr.Under("chart", err)))
-}
-
-// sameInlineChart reports whether two inline charts have the same source.
-func sameInlineChart(a, b *releaseChartModel) bool {
-	return !a.changedFrom(&b.chartSourceModel)
 }
 
 // driftSummary says which objects drifted, for warnings.

@@ -518,3 +518,12 @@ func certTemplate(commonName string) (*x509.Certificate, error) {
 		NotAfter:     now.Add(24 * time.Hour),
 	}, nil
 }
+
+// ServeArchive serves data as the archive of chart name at version, leaving
+// the index as it is: a mirror or a proxy that serves other bytes than its
+// index promises, which a client must refuse.
+func (r *HelmRepo) ServeArchive(name, version string, data []byte) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.charts[chartFileName(name, version)] = data
+}

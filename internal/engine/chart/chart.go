@@ -292,6 +292,11 @@ type Artifact struct {
 	// Verified is true when a signature was checked and matched.
 	Verified       bool
 	SourceRevision string
+	// Warnings say what was wrong with the cache on the way (a damaged
+	// archive fetched again, a cache directory that cannot be written).
+	Warnings []string
+	// upstream is the hex sha256 of the archive as the source served it.
+	upstream string
 }
 
 // fieldErr is err about field of the Spec, in snake_case as the provider's

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -141,7 +142,20 @@ func (e *Engine) Build(ctx context.Context, spec Spec, version string) (*Artifac
 	if err := e.store(a, data); err != nil {
 		return nil, err
 	}
+	id, desc, err := sourceIdentity(&spec, version, a.Revision, a.SourceRevision)
+	if err == nil {
+		e.writeRecord(id, desc, a, a.upstream, verifiedBy(spec.Verify, a))
+	}
 	return a, nil
+}
+
+// verifiedBy is the fingerprint of the key material a verified artifact
+// passed with, "" when it was not verified.
+func verifiedBy(v *Verify, a *Artifact) string {
+	if v == nil || !a.Verified {
+		return ""
+	}
+	return verifyFingerprint(v)
 }
 
 func (e *Engine) buildHTTP(ctx context.Context, spec *Spec) (*Artifact, []byte, error) {
@@ -163,6 +177,15 @@ func (e *Engine) buildHTTP(ctx context.Context, spec *Spec) (*Artifact, []byte, 
 		return nil, nil, err
 	}
 	data, err := downloadHTTP(ctx, client, spec.Repository, entry, spec.Auth, spec.Chart)
+	if err != nil && errors.Is(err, ErrDigestMismatch) && e.ttl > 0 {
+		// The cached index may predate a republished version: ask the
+		// repository once more, and refuse the archive if it still
+		// disagrees.
+		fresh := New(Options{CacheDir: e.cacheDir, Now: e.now})
+		if entry, err = fresh.httpEntry(ctx, spec, spec.Version); err == nil {
+			data, err = downloadHTTP(ctx, client, spec.Repository, entry, spec.Auth, spec.Chart)
+		}
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -204,11 +227,13 @@ func (e *Engine) fromArchive(spec *Spec, data []byte) (*Artifact, []byte, error)
 	if ch.Name() != spec.Chart {
 		return nil, nil, fieldErr("chart", fmt.Errorf("the archive of chart '%s' holds chart '%s'", spec.Chart, ch.Name()))
 	}
+	upstream := sha256.Sum256(data)
 	a := &Artifact{
 		ChartName:  ch.Name(),
 		Version:    ch.Metadata.Version,
 		AppVersion: ch.Metadata.AppVersion,
 		Revision:   ch.Metadata.Version,
+		upstream:   hex.EncodeToString(upstream[:]),
 	}
 	if len(spec.ValuesFiles) == 0 {
 		return a, data, nil
@@ -401,7 +426,18 @@ func (e *Engine) store(a *Artifact, data []byte) error {
 	p := e.artifactPath(h, a.ChartName, a.Revision)
 	if !e.hasDigest(p, h) {
 		if err := writeFileAtomic(p, data); err != nil {
-			return fmt.Errorf("store chart '%s' in the cache: %w", a.ChartName, err)
+			// The cache cannot be written: keep the archive where this
+			// process can, for this run, and say so.
+			fp, ferr := fallbackPath(h, a.ChartName, a.Revision)
+			if ferr == nil {
+				ferr = writeFileAtomic(fp, data)
+			}
+			if ferr != nil {
+				return fmt.Errorf("store chart '%s' in the cache: %w", a.ChartName, errors.Join(err, ferr))
+			}
+			a.Warnings = append(a.Warnings, fmt.Sprintf("the cache directory %s cannot be written (%v): the archive of chart '%s' is kept in %s for this run only, "+
+				"and is fetched again next time", e.cacheDir, err, a.ChartName, fp))
+			p = fp
 		}
 	}
 	a.Digest = "sha256:" + h
@@ -487,4 +523,20 @@ func (e *Engine) Remove(path string) error {
 	}
 	_ = os.Remove(filepath.Dir(path))
 	return nil
+}
+
+// fallback is the directory of this process's archives when the cache
+// directory cannot be written: private, made once, never shared.
+var fallback struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+func fallbackPath(hexDigest, chartName, revision string) (string, error) {
+	fallback.once.Do(func() { fallback.dir, fallback.err = os.MkdirTemp("", "stevedore-artifacts-") })
+	if fallback.err != nil {
+		return "", fallback.err
+	}
+	return filepath.Join(fallback.dir, hexDigest, chartName+"-"+revision+".tgz"), nil
 }

@@ -540,7 +540,7 @@ func TestBuild_rejectsBadArchives(t *testing.T) {
 	}))
 	defer srv.Close()
 	e, _ := newEngine(t, time.Minute)
-	if _, err := e.Build(ctx, Spec{Repository: srv.URL, Chart: "podinfo"}, "1.0.0"); err == nil || !strings.Contains(err.Error(), "does not match the index's") {
+	if _, err := e.Build(ctx, Spec{Repository: srv.URL, Chart: "podinfo"}, "1.0.0"); !errors.Is(err, ErrDigestMismatch) || !strings.Contains(err.Error(), "refusing it") {
 		t.Fatalf("digest mismatch: %v", err)
 	}
 }

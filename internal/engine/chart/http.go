@@ -147,9 +147,14 @@ func downloadHTTP(ctx context.Context, client *http.Client, repoURL string, entr
 	if entry.Digest != "" {
 		sum := sha256.Sum256(data)
 		if got := hex.EncodeToString(sum[:]); !strings.EqualFold(got, entry.Digest) {
-			return nil, fmt.Errorf("chart '%s' version '%s' from %s: digest sha256:%s does not match the index's sha256:%s",
-				name, entry.Version, redactURL(u), got, entry.Digest)
+			return nil, fieldErr("repository", marked(fmt.Errorf("repository %s, chart '%s' version '%s': the index gives digest sha256:%s, "+
+				"but the archive downloaded from %s has digest sha256:%s: refusing it",
+				redactURL(repoURL), name, entry.Version, strings.ToLower(entry.Digest), redactURL(u), got), ErrDigestMismatch))
 		}
 	}
 	return data, nil
 }
+
+// ErrDigestMismatch marks an archive whose sha256 is not the digest its
+// repository index gives for it.
+var ErrDigestMismatch = errors.New("digest mismatch")

@@ -318,7 +318,10 @@ func (e *Engine) remoteDependency(ctx context.Context, parent string, dep *chart
 	if err := spec.Validate(); err != nil {
 		return file{}, fmt.Errorf("chart '%s': dependency '%s': %w", parent, dep.Name, err)
 	}
-	var version string
+	var (
+		version string
+		entry   *Entry
+	)
 	switch spec.Kind() {
 	case SourceOCI:
 		v, _, err := e.resolveOCI(ctx, &spec)
@@ -327,8 +330,8 @@ func (e *Engine) remoteDependency(ctx context.Context, parent string, dep *chart
 		}
 		version = v
 	default:
-		entry, err := e.httpEntry(ctx, &spec, spec.Version)
-		if err != nil {
+		var err error
+		if entry, err = e.httpEntry(ctx, &spec, spec.Version); err != nil {
 			return file{}, fmt.Errorf("chart '%s': dependency '%s': %w", parent, dep.Name, err)
 		}
 		version = entry.Version
@@ -336,7 +339,11 @@ func (e *Engine) remoteDependency(ctx context.Context, parent string, dep *chart
 	name := "charts/" + dep.Name + "-" + version + ".tgz"
 	cached := filepath.Join(e.cacheDir, "dependencies", hashKey(repo+"\x00"+dep.Name+"\x00"+version), dep.Name+"-"+version+".tgz")
 	if data, err := os.ReadFile(cached); err == nil {
-		if _, err := loadArchive(dep.Name, data); err == nil {
+		sum := sha256.Sum256(data)
+		// A cached archive that its index no longer vouches for is
+		// fetched again (and checked against the index then).
+		indexed := entry == nil || entry.Digest == "" || strings.EqualFold(entry.Digest, hex.EncodeToString(sum[:]))
+		if _, err := loadArchive(dep.Name, data); err == nil && indexed {
 			return file{name: name, data: data}, nil
 		}
 	}
@@ -350,7 +357,6 @@ func (e *Engine) remoteDependency(ctx context.Context, parent string, dep *chart
 	} else {
 		var client *http.Client
 		if client, err = httpClient(auth); err == nil {
-			var entry *Entry
 			if entry, err = e.httpEntry(ctx, &spec, version); err == nil {
 				data, err = downloadHTTP(ctx, client, repo, entry, auth, dep.Name)
 			}

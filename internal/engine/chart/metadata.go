@@ -2,8 +2,6 @@ package chart
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"helm.sh/helm/v3/pkg/chart/loader"
 )
@@ -28,22 +26,4 @@ func ReadMetadata(path string) (*Metadata, error) {
 		return nil, fmt.Errorf("chart %s: no Chart.yaml", path)
 	}
 	return &Metadata{Name: ch.Metadata.Name, Version: ch.Metadata.Version, AppVersion: ch.Metadata.AppVersion}, nil
-}
-
-// FindArtifact looks in the cache for the archive of chart name at revision
-// (its version, with build metadata for merged values files) and returns its
-// path and digest. ok is false unless exactly one archive matches: importing a
-// release uses it to find the artifact that the configuration refers to, and a
-// guess between two would be wrong half the time.
-func (e *Engine) FindArtifact(name, revision string) (path, digest string, ok bool) {
-	matches, err := filepath.Glob(filepath.Join(e.cacheDir, "artifacts", "*", "*", name+"-"+revision+".tgz"))
-	if err != nil || len(matches) != 1 {
-		return "", "", false
-	}
-	p := matches[0]
-	h := filepath.Base(filepath.Dir(p))
-	if _, err := os.Stat(p); err != nil || !e.hasDigest(p, h) {
-		return "", "", false
-	}
-	return p, "sha256:" + h, true
 }

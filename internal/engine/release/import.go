@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"helm.sh/helm/v3/pkg/chart"
 	helmrelease "helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage/driver"
 
@@ -29,6 +30,8 @@ type Imported struct {
 	// install or upgrade that made it, "" when Helm's own text describes it
 	// (GivenDescription).
 	Description string
+	// recorded is the chart Helm stored in the latest release (ChartIs).
+	recorded *chart.Chart
 }
 
 // Import reads the release name from storageNS, made elsewhere, into a status, so that state
@@ -60,7 +63,7 @@ func (e *Engine) Import(ctx context.Context, storageNS, name string) (*Imported,
 	st := statusFromHistory(hist, nil)
 	st.ReleaseName, st.StorageNamespace = name, storageNS
 	return &Imported{Status: st, Values: normalizeValues(last.Config), TargetNamespace: last.Namespace, Owner: last.Labels[kube.OwnerLabel],
-		Description: GivenDescription(last)}, nil
+		Description: GivenDescription(last), recorded: last.Chart}, nil
 }
 
 // NotFoundError says that there is no release to import.

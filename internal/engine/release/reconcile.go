@@ -106,6 +106,7 @@ func (e *Engine) prepare(ctx context.Context, spec *Spec, st *Status) (*request,
 		configDigest: DigestValues(digested),
 		prDigest:     postRenderersDigest(spec.PostRenderers),
 		writeOnly:    spec.ValuesWriteOnly,
+		chart:        ch,
 	}
 	return r, nil
 }

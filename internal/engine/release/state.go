@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 
+	"helm.sh/helm/v3/pkg/chart"
 	helmrelease "helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage/driver"
 
@@ -60,6 +61,9 @@ type syncInputs struct {
 	// writeOnly are Spec.ValuesWriteOnly, whose paths neither configDigest
 	// nor the comparison with the release's values covers.
 	writeOnly map[string]any
+	// chart is the desired chart, compared by content with the chart Helm
+	// stored in a release whose chart digest is unknown (chartDiff).
+	chart *chart.Chart
 }
 
 // outOfSync says why a deployed release differs from the desired one, or "".
@@ -75,6 +79,15 @@ func outOfSync(rls *helmrelease.Release, cur *Snapshot, st *Status, in syncInput
 	// name and version above are all we can compare.
 	if known != "" && in.chartDigest != "" && known != in.chartDigest {
 		return "release chart digest changed"
+	}
+	if known == "" && in.chart != nil {
+		// A release whose chart digest is unknown (imported, and no cached
+		// archive proven to be its chart): a name and a version do not tell
+		// one source's chart from another's, so compare what Helm stored of
+		// the release's chart with the desired chart.
+		if d := chartDiff(in.chart, rls.Chart); d != "" {
+			return "release chart differs from the desired chart of the same name and version: " + d
+		}
 	}
 	live := cur.ConfigDigest
 	if len(in.writeOnly) > 0 {
