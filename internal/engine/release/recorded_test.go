@@ -37,21 +37,7 @@ func stored(t *testing.T, p string) *chart.Chart {
 // release's own archive passes, an archive of the same name and version with
 // another template does not, and a chart with subcharts cannot be proven.
 func TestImported_ChartIs(t *testing.T) {
-	src := filepath.Join(t.TempDir(), "podinfo")
-	if err := os.CopyFS(src, os.DirFS(filepath.Join(testenv.ChartsDir(), "podinfo"))); err != nil {
-		t.Fatal(err)
-	}
-	own, err := testenv.PackageChart(src, "1.0.0", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(src, "templates", "extra-from-elsewhere.yaml"), []byte("# another source\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	other, err := testenv.PackageChart(src, "1.0.0", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	own, other := twoArchivesOfOneVersion(t)
 	imp := &Imported{recorded: stored(t, own)}
 	if err := imp.ChartIs(own); err != nil {
 		t.Fatalf("the release's own archive: %v", err)
@@ -77,21 +63,7 @@ func TestImported_ChartIs(t *testing.T) {
 // the same name and version is out of sync; the same chart is not; with a
 // known digest, the digest decides.
 func TestOutOfSync_unknownDigestComparesContent(t *testing.T) {
-	src := filepath.Join(t.TempDir(), "podinfo")
-	if err := os.CopyFS(src, os.DirFS(filepath.Join(testenv.ChartsDir(), "podinfo"))); err != nil {
-		t.Fatal(err)
-	}
-	own, err := testenv.PackageChart(src, "1.0.0", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(src, "templates", "extra-from-elsewhere.yaml"), []byte("# another source\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	other, err := testenv.PackageChart(src, "1.0.0", t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	own, other := twoArchivesOfOneVersion(t)
 	load := func(p string) *chart.Chart {
 		ch, err := loader.Load(p)
 		if err != nil {
@@ -113,4 +85,28 @@ func TestOutOfSync_unknownDigestComparesContent(t *testing.T) {
 	if r := outOfSync(rls, cur, &Status{}, in); r != "" {
 		t.Fatalf("known digest: %s", r)
 	}
+}
+
+// twoArchivesOfOneVersion packages the podinfo test chart as 1.0.0 twice:
+// own as it is, other with one template more, as two sources of one chart
+// name and version would serve them.
+func twoArchivesOfOneVersion(t *testing.T) (own, other string) {
+	t.Helper()
+	src := filepath.Join(t.TempDir(), "podinfo")
+	if err := os.CopyFS(src, os.DirFS(filepath.Join(testenv.ChartsDir(), "podinfo"))); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	own, err = testenv.PackageChart(src, "1.0.0", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(src, "templates", "extra-from-elsewhere.yaml"), []byte("# another source\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	other, err = testenv.PackageChart(src, "1.0.0", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return own, other
 }
