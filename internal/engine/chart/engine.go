@@ -113,17 +113,13 @@ func (e *Engine) httpEntry(ctx context.Context, spec *Spec, ver string) (*Entry,
 // local source, the version in Chart.yaml), merges values files, verifies
 // and stores it. Nothing is stored when any step fails.
 func (e *Engine) Build(ctx context.Context, spec Spec, version string) (*Artifact, error) {
-	spec = spec.withDefaults()
-	if err := spec.Validate(); err != nil {
+	spec, err := spec.forBuild(version)
+	if err != nil {
 		return nil, err
-	}
-	if version == "" {
-		return nil, fieldErr("version", errors.New("no version to build"))
 	}
 	var (
 		a      *Artifact
 		data   []byte
-		err    error
 		kind   = spec.Kind()
 		pinned = spec
 	)
@@ -539,4 +535,17 @@ func fallbackPath(hexDigest, chartName, revision string) (string, error) {
 		return "", fallback.err
 	}
 	return filepath.Join(fallback.dir, hexDigest, chartName+"-"+revision+".tgz"), nil
+}
+
+// forBuild is spec with its defaults, checked, for a build of version (what
+// a plan resolved): the common entry of Build and Fetch.
+func (spec Spec) forBuild(version string) (Spec, error) {
+	spec = spec.withDefaults()
+	if err := spec.Validate(); err != nil {
+		return spec, err
+	}
+	if version == "" {
+		return spec, fieldErr("version", errors.New("no version to build"))
+	}
+	return spec, nil
 }

@@ -226,12 +226,9 @@ func (e *Engine) writeRecord(id, desc string, a *Artifact, upstream, verifiedBy 
 // its digest) is fetched again with a warning in Artifact.Warnings, or, when
 // that fails, is an error that names the file.
 func (e *Engine) Fetch(ctx context.Context, spec Spec, version string) (*Artifact, error) {
-	spec = spec.withDefaults()
-	if err := spec.Validate(); err != nil {
+	spec, err := spec.forBuild(version)
+	if err != nil {
 		return nil, err
-	}
-	if version == "" {
-		return nil, fieldErr("version", errors.New("no version to build"))
 	}
 	var revision, sourceRev string
 	if spec.Kind() == SourceLocal {
