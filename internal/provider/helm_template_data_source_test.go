@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -17,9 +18,10 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
-	"helm.sh/helm/v3/pkg/action"
-	"helm.sh/helm/v3/pkg/chart/loader"
-	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v4/pkg/action"
+	chartutil "helm.sh/helm/v4/pkg/chart/common"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	helmrelease "helm.sh/helm/v4/pkg/release/v1"
 
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/release"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
@@ -62,18 +64,19 @@ func helmTemplateOutput(t *testing.T, path, name, namespace string, values map[s
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := action.NewInstall(&action.Configuration{Log: t.Logf})
-	in.DryRun, in.ClientOnly, in.Replace, in.IncludeCRDs = true, true, true, includeCRDs
+	in := action.NewInstall(action.NewConfiguration(action.ConfigurationSetLogger(slog.DiscardHandler)))
+	in.DryRunStrategy, in.Replace, in.IncludeCRDs = action.DryRunClient, true, includeCRDs
 	in.ReleaseName, in.Namespace, in.APIVersions = name, namespace, apiVersions
 	if kubeVersion != "" {
 		if in.KubeVersion, err = chartutil.ParseKubeVersion(kubeVersion); err != nil {
 			t.Fatal(err)
 		}
 	}
-	rel, err := in.Run(ch, values)
+	reli, err := in.Run(ch, values)
 	if err != nil {
 		t.Fatal(err)
 	}
+	rel := reli.(*helmrelease.Release)
 	var b strings.Builder
 	fmt.Fprintln(&b, strings.TrimSpace(rel.Manifest))
 	for _, h := range rel.Hooks {

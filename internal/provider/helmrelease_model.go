@@ -412,7 +412,6 @@ func (b *specBuilder) rollback(r *rollbackModel) release.Rollback {
 		DisableWait:        b.boolean(r.DisableWait),
 		DisableWaitForJobs: b.boolean(r.DisableWaitForJobs),
 		Force:              b.boolean(r.Force),
-		Recreate:           b.boolean(r.Recreate),
 	}
 }
 

@@ -269,7 +269,12 @@ func helmReleaseSchema() schema.Schema {
 					"disable_wait":          optBool("Do not wait for the objects to be ready."),
 					"disable_wait_for_jobs": optBool("Do not wait for Jobs to complete."),
 					"force":                 optBool("Replace objects (delete and create) where a patch fails."),
-					"recreate":              optBool("Restart pods of the rolled back workloads."),
+					"recreate": func() schema.BoolAttribute {
+						a := optBool("Deprecated: no effect. Helm 3 restarted the pods of the rolled back workloads; Helm 4 removed it (helm/helm#31023), and helm-controller 1.5 ignores `.spec.rollback.recreate` too.")
+						a.DeprecationMessage = "rollback.recreate has no effect: Helm 4 removed the restart of pods on rollback. Remove the attribute; " +
+							"to restart a workload's pods, change an annotation of its pod template (as `kubectl rollout restart` does), e.g. through the chart's values."
+						return a
+					}(),
 				},
 			},
 			"uninstall": schema.SingleNestedBlock{

@@ -27,7 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	helmrelease "helm.sh/helm/v3/pkg/release"
+	helmcommon "helm.sh/helm/v4/pkg/release/common"
 
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
 )
@@ -766,7 +766,7 @@ func TestAccHelmRelease_pendingUnlocked(t *testing.T) {
 				{Config: releaseConfig(cacheDir, chartDir, ns, "")},
 				{
 					PreConfig: func() {
-						if err := testenv.SetReleaseStatus(testenv.Need(t).Cluster.Kubeconfig, ns, "podinfo", helmrelease.StatusPendingUpgrade); err != nil {
+						if err := testenv.SetReleaseStatus(testenv.Need(t).Cluster.Kubeconfig, ns, "podinfo", helmcommon.StatusPendingUpgrade); err != nil {
 							t.Fatal(err)
 						}
 					},

@@ -7,10 +7,12 @@ import (
 	"strings"
 	"testing"
 
-	"helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/chart/loader"
-	"helm.sh/helm/v3/pkg/chartutil"
-	"helm.sh/helm/v3/pkg/engine"
+	chartcommon "helm.sh/helm/v4/pkg/chart/common"
+	chartcommonutil "helm.sh/helm/v4/pkg/chart/common/util"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
+	"helm.sh/helm/v4/pkg/engine"
 	"sigs.k8s.io/yaml"
 )
 
@@ -166,7 +168,7 @@ func TestPodinfoChart_rendersDefaults(t *testing.T) {
 
 func TestPodinfoChart_rendersValues(t *testing.T) {
 	ch := packageAndLoad(t, "podinfo", "")
-	prod, err := chartutil.ReadValuesFile(filepath.Join(ChartsDir(), "podinfo", "values-prod.yaml"))
+	prod, err := chartcommon.ReadValuesFile(filepath.Join(ChartsDir(), "podinfo", "values-prod.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,12 +246,12 @@ func packageAndLoad(t *testing.T, name, version string) *chart.Chart {
 // objects by "Kind/name".
 func renderChart(t *testing.T, ch *chart.Chart, vals map[string]any) map[string]map[string]any {
 	t.Helper()
-	if err := chartutil.ProcessDependenciesWithMerge(ch, vals); err != nil {
+	if err := chartutil.ProcessDependencies(ch, vals); err != nil {
 		t.Fatal(err)
 	}
-	renderVals, err := chartutil.ToRenderValues(ch, vals, chartutil.ReleaseOptions{
+	renderVals, err := chartcommonutil.ToRenderValues(ch, vals, chartcommon.ReleaseOptions{
 		Name: "rel", Namespace: "default", Revision: 1, IsInstall: true,
-	}, chartutil.DefaultCapabilities)
+	}, chartcommon.DefaultCapabilities)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,26 +2,64 @@ package testenv
 
 import (
 	"fmt"
-	"log"
+	"log/slog"
 	"sort"
 
-	"helm.sh/helm/v3/pkg/action"
-	"helm.sh/helm/v3/pkg/chart/loader"
-	"helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v4/pkg/action"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	helmkube "helm.sh/helm/v4/pkg/kube"
+	helmcommon "helm.sh/helm/v4/pkg/release/common"
+	helmrelease "helm.sh/helm/v4/pkg/release/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
+
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/release/helmfm"
 )
 
 // helmConfig is an action configuration against the cluster of kubeconfig,
 // with release Secrets in namespace: what the helm CLI would use.
 func helmConfig(kubeconfig, namespace string) (*action.Configuration, error) {
+	return helmConfigIn(kubeconfig, namespace, namespace)
+}
+
+// HelmFieldManager is the field manager of the releases the tests make
+// "from outside" with the Helm SDK: the Helm CLI's (its binary's name).
+const HelmFieldManager = "helm"
+
+// helmConfigIn is an action configuration against the cluster of
+// kubeconfig, with objects in namespace and release Secrets in
+// storageNamespace, writing under HelmFieldManager.
+func helmConfigIn(kubeconfig, storageNamespace, namespace string) (*action.Configuration, error) {
 	flags := genericclioptions.NewConfigFlags(false)
 	flags.KubeConfig = &kubeconfig
 	flags.Namespace = &namespace
-	cfg := new(action.Configuration)
-	if err := cfg.Init(flags, namespace, "secret", log.Printf); err != nil {
+	cfg := action.NewConfiguration(action.ConfigurationSetLogger(slog.DiscardHandler))
+	if err := cfg.Init(flags, storageNamespace, "secret"); err != nil {
 		return nil, fmt.Errorf("helm configuration: %w", err)
 	}
+	cfg.KubeClient = &helmfm.Client{Interface: cfg.KubeClient, Manager: HelmFieldManager}
 	return cfg, nil
+}
+
+// The releases the tests make "from outside" are made as the Helm 3 CLI
+// made them: client-side apply, no wait but for hooks, hooks not
+// post-rendered.
+
+func helm3Install(cfg *action.Configuration) *action.Install {
+	in := action.NewInstall(cfg)
+	in.ServerSideApply, in.WaitStrategy, in.PostRenderStrategy = false, helmkube.HookOnlyStrategy, action.PostRenderStrategyNoHooks
+	return in
+}
+
+func helm3Upgrade(cfg *action.Configuration) *action.Upgrade {
+	up := action.NewUpgrade(cfg)
+	up.ServerSideApply, up.WaitStrategy, up.PostRenderStrategy = "false", helmkube.HookOnlyStrategy, action.PostRenderStrategyNoHooks
+	return up
+}
+
+func helm3Rollback(cfg *action.Configuration) *action.Rollback {
+	rb := action.NewRollback(cfg)
+	rb.ServerSideApply, rb.WaitStrategy = "false", helmkube.HookOnlyStrategy
+	return rb
 }
 
 // HelmInstall installs chartPath as release name in namespace with the Helm
@@ -35,7 +73,7 @@ func HelmInstall(kubeconfig, namespace, name, chartPath string, values map[strin
 	if err != nil {
 		return fmt.Errorf("helm install %s/%s: %w", namespace, name, err)
 	}
-	install := action.NewInstall(cfg)
+	install := helm3Install(cfg)
 	install.ReleaseName, install.Namespace = name, namespace
 	if _, err := install.Run(ch, values); err != nil {
 		return fmt.Errorf("helm install %s/%s: %w", namespace, name, err)
@@ -54,7 +92,7 @@ func HelmUpgrade(kubeconfig, namespace, name, chartPath string, values map[strin
 	if err != nil {
 		return fmt.Errorf("helm upgrade %s/%s: %w", namespace, name, err)
 	}
-	up := action.NewUpgrade(cfg)
+	up := helm3Upgrade(cfg)
 	up.Namespace = namespace
 	if _, err := up.Run(name, ch, values); err != nil {
 		return fmt.Errorf("helm upgrade %s/%s: %w", namespace, name, err)
@@ -69,7 +107,7 @@ func HelmRollback(kubeconfig, namespace, name string, revision int) error {
 	if err != nil {
 		return err
 	}
-	rb := action.NewRollback(cfg)
+	rb := helm3Rollback(cfg)
 	rb.Version = revision
 	if err := rb.Run(name); err != nil {
 		return fmt.Errorf("helm rollback %s/%s to %d: %w", namespace, name, revision, err)
@@ -85,7 +123,9 @@ func HelmUninstall(kubeconfig, namespace, name string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := action.NewUninstall(cfg).Run(name); err != nil {
+	un := action.NewUninstall(cfg)
+	un.WaitStrategy = helmkube.HookOnlyStrategy
+	if _, err := un.Run(name); err != nil {
 		return fmt.Errorf("helm uninstall %s/%s: %w", namespace, name, err)
 	}
 	return nil
@@ -94,14 +134,18 @@ func HelmUninstall(kubeconfig, namespace, name string) error {
 // SetReleaseStatus rewrites the status of the latest revision of a release in
 // storage, as an apply killed halfway leaves it (pending-install,
 // pending-upgrade, ...).
-func SetReleaseStatus(kubeconfig, namespace, name string, status release.Status) error {
+func SetReleaseStatus(kubeconfig, namespace, name string, status helmcommon.Status) error {
 	cfg, err := helmConfig(kubeconfig, namespace)
 	if err != nil {
 		return err
 	}
-	rel, err := cfg.Releases.Last(name)
+	reli, err := cfg.Releases.Last(name)
 	if err != nil {
 		return fmt.Errorf("release %s/%s: %w", namespace, name, err)
+	}
+	rel, ok := reli.(*helmrelease.Release)
+	if !ok {
+		return fmt.Errorf("release %s/%s: of type %T", namespace, name, reli)
 	}
 	rel.Info.Status = status
 	if err := cfg.Releases.Update(rel); err != nil {
@@ -117,9 +161,16 @@ func ReleaseRevisions(kubeconfig, namespace, name string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	h, err := cfg.Releases.History(name)
+	hi, err := cfg.Releases.History(name)
 	if err != nil {
 		return nil, fmt.Errorf("release %s/%s: %w", namespace, name, err)
+	}
+	h := make([]*helmrelease.Release, len(hi))
+	for i, r := range hi {
+		var ok bool
+		if h[i], ok = r.(*helmrelease.Release); !ok {
+			return nil, fmt.Errorf("release %s/%s: of type %T", namespace, name, r)
+		}
 	}
 	sort.Slice(h, func(i, j int) bool { return h[i].Version < h[j].Version })
 	out := make([]string, len(h))
@@ -130,14 +181,18 @@ func ReleaseRevisions(kubeconfig, namespace, name string) ([]string, error) {
 }
 
 // lastRelease is the latest revision of a release in storage.
-func lastRelease(kubeconfig, namespace, name string) (*release.Release, error) {
+func lastRelease(kubeconfig, namespace, name string) (*helmrelease.Release, error) {
 	cfg, err := helmConfig(kubeconfig, namespace)
 	if err != nil {
 		return nil, err
 	}
-	rls, err := cfg.Releases.Last(name)
+	rlsi, err := cfg.Releases.Last(name)
 	if err != nil {
 		return nil, fmt.Errorf("release %s/%s: %w", namespace, name, err)
+	}
+	rls, ok := rlsi.(*helmrelease.Release)
+	if !ok {
+		return nil, fmt.Errorf("release %s/%s: of type %T", namespace, name, rlsi)
 	}
 	return rls, nil
 }

@@ -6,14 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log"
 
-	"helm.sh/helm/v3/pkg/action"
-	"helm.sh/helm/v3/pkg/chart/loader"
-	"helm.sh/helm/v3/pkg/postrender"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	"helm.sh/helm/v4/pkg/postrenderer"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"sigs.k8s.io/yaml"
 )
 
@@ -44,19 +41,16 @@ func FluxInstall(kubeconfig, hrNamespace, hrName, targetNamespace, chartPath str
 	return name, helmInstall(kubeconfig, hrNamespace, namespace, name, chartPath, values, labels)
 }
 
-func helmInstall(kubeconfig, storageNamespace, namespace, name, chartPath string, values map[string]any, pr postrender.PostRenderer) error {
-	flags := genericclioptions.NewConfigFlags(false)
-	flags.KubeConfig = &kubeconfig
-	flags.Namespace = &namespace
-	cfg := new(action.Configuration)
-	if err := cfg.Init(flags, storageNamespace, "secret", log.Printf); err != nil {
-		return fmt.Errorf("helm configuration: %w", err)
+func helmInstall(kubeconfig, storageNamespace, namespace, name, chartPath string, values map[string]any, pr postrenderer.PostRenderer) error {
+	cfg, err := helmConfigIn(kubeconfig, storageNamespace, namespace)
+	if err != nil {
+		return err
 	}
 	ch, err := loader.Load(chartPath)
 	if err != nil {
 		return fmt.Errorf("helm install %s/%s: %w", storageNamespace, name, err)
 	}
-	install := action.NewInstall(cfg)
+	install := helm3Install(cfg)
 	install.ReleaseName, install.Namespace = name, namespace
 	install.PostRenderer = pr
 	if _, err := install.Run(ch, values); err != nil {

@@ -17,8 +17,8 @@ import (
 	"github.com/distribution/distribution/v3/registry/handlers"
 	"github.com/sirupsen/logrus"
 	"golang.org/x/crypto/bcrypt"
-	"helm.sh/helm/v3/pkg/chart/loader"
-	"helm.sh/helm/v3/pkg/registry"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	"helm.sh/helm/v4/pkg/registry"
 
 	// Registered by name with distribution's factories, like its own
 	// cmd/registry does.

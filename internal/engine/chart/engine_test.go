@@ -22,7 +22,8 @@ import (
 	"testing"
 	"time"
 
-	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v4/pkg/chart/loader/archive"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	"sigs.k8s.io/yaml"
 
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/chart/charttest"
@@ -511,8 +512,10 @@ func TestBuild_rejectsBadArchives(t *testing.T) {
 	}{
 		"not a chart":      {[]byte("<html>hello</html>"), "is not a valid chart archive"},
 		"parent directory": {tgz(t, map[string]string{"evil/Chart.yaml": chartYAML, "evil/../../etc/passwd": "x"}), "illegally references parent directory"},
-		"too large file": {tgz(t, map[string]string{"evil/Chart.yaml": chartYAML,
-			"evil/templates/big.yaml": strings.Repeat("x", int(loader.MaxDecompressedFileSize)+1)}), "larger than the maximum file size"},
+		// Helm 4 limits the decompressed size of the whole chart (it no
+		// longer limits each file).
+		"too large chart": {tgz(t, map[string]string{"evil/Chart.yaml": chartYAML,
+			"evil/templates/big.yaml": strings.Repeat("x", int(archive.MaxDecompressedChartSize)+1)}), "decompressed chart is larger than the maximum size"},
 		"no Chart.yaml": {tgz(t, map[string]string{"evil/values.yaml": "a: 1\n"}), "Chart.yaml file is missing"},
 	} {
 		t.Run(name, func(t *testing.T) {

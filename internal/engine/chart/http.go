@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v4/pkg/chart/loader/archive"
 )
 
 const userAgent = "stevedore (Helm chart source)"
@@ -137,12 +137,12 @@ func downloadHTTP(ctx context.Context, client *http.Client, repoURL string, entr
 	if resp.StatusCode != http.StatusOK {
 		return nil, fieldErr("repository", fmt.Errorf("chart '%s': %w", name, httpStatusError(u, resp)))
 	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, loader.MaxDecompressedChartSize+1))
+	data, err := io.ReadAll(io.LimitReader(resp.Body, archive.MaxDecompressedChartSize+1))
 	if err != nil {
 		return nil, fmt.Errorf("failed to download chart '%s' from %s: %w", name, redactURL(u), err)
 	}
-	if int64(len(data)) > loader.MaxDecompressedChartSize {
-		return nil, fmt.Errorf("chart '%s' from %s is larger than Helm's limit of %d bytes", name, redactURL(u), loader.MaxDecompressedChartSize)
+	if int64(len(data)) > archive.MaxDecompressedChartSize {
+		return nil, fmt.Errorf("chart '%s' from %s is larger than Helm's limit of %d bytes", name, redactURL(u), archive.MaxDecompressedChartSize)
 	}
 	if entry.Digest != "" {
 		sum := sha256.Sum256(data)

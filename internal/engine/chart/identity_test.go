@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
 
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/chart/charttest"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"

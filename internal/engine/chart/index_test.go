@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"helm.sh/helm/v3/pkg/repo"
+	repo "helm.sh/helm/v4/pkg/repo/v1"
 
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/chart/charttest"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"

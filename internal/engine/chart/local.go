@@ -15,8 +15,8 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
-	"helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/chart/loader"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
 )
 
 const fileRepositoryPrefix = "file://"

@@ -3,7 +3,7 @@ package chart
 import (
 	"fmt"
 
-	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
 )
 
 // Metadata is what a chart says of itself in Chart.yaml.

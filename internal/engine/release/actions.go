@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"helm.sh/helm/v3/pkg/chart"
-	helmrelease "helm.sh/helm/v3/pkg/release"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	helmrelease "helm.sh/helm/v4/pkg/release/v1"
 
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
 )
@@ -208,8 +208,8 @@ func isRenderError(msg string) bool {
 func renderErrorPath(msg string) string {
 	switch {
 	case strings.Contains(msg, "values don't meet the specifications of the schema"),
-		strings.Contains(msg, "execution error at "),                                 // `fail` and `required` in a template
-		strings.Contains(msg, "template: ") && strings.Contains(msg, ": executing "): // text/template execution errors
+		strings.Contains(msg, "execution error at "),                              // `fail` and `required` in a template
+		strings.Contains(msg, "executing \"") && strings.Contains(msg, "\" at <"): // text/template execution errors, as Helm 4 reformats them
 		return "values"
 	case strings.Contains(msg, "template: "), // text/template parse errors
 		strings.Contains(msg, "parse error at "),      // Helm's engine, reformatted parse errors

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	helmrelease "helm.sh/helm/v3/pkg/release"
-	"helm.sh/helm/v3/pkg/storage"
+	helmcommon "helm.sh/helm/v4/pkg/release/common"
+	helmrelease "helm.sh/helm/v4/pkg/release/v1"
 )
 
 // A release description of the user's (Spec.Description) replaces Helm's
@@ -49,19 +49,19 @@ func TestDescription_keepsTheLastActionKnown(t *testing.T) {
 
 	// Helm's own texts are not a description of the user's.
 	for _, rls := range []*helmrelease.Release{
-		fxRelease(1, helmrelease.StatusDeployed, nil, describe("Install complete")),
-		fxRelease(2, helmrelease.StatusDeployed, nil, describe("Upgrade complete")),
-		fxRelease(3, helmrelease.StatusDeployed, nil, describe("Rollback to 1")),
-		fxRelease(3, helmrelease.StatusSuperseded, nil, describe("superseded by new release")),
-		fxRelease(4, helmrelease.StatusFailed, nil, describe(`Upgrade "podinfo" failed: timed out`)),
-		fxRelease(4, helmrelease.StatusFailed, nil, describe("Release unlocked from stale 'pending-upgrade' state")),
-		fxRelease(4, helmrelease.StatusUninstalled, nil, describe("Uninstallation complete")),
+		fxRelease(1, helmcommon.StatusDeployed, nil, describe("Install complete")),
+		fxRelease(2, helmcommon.StatusDeployed, nil, describe("Upgrade complete")),
+		fxRelease(3, helmcommon.StatusDeployed, nil, describe("Rollback to 1")),
+		fxRelease(3, helmcommon.StatusSuperseded, nil, describe("superseded by new release")),
+		fxRelease(4, helmcommon.StatusFailed, nil, describe(`Upgrade "podinfo" failed: timed out`)),
+		fxRelease(4, helmcommon.StatusFailed, nil, describe("Release unlocked from stale 'pending-upgrade' state")),
+		fxRelease(4, helmcommon.StatusUninstalled, nil, describe("Uninstallation complete")),
 	} {
 		if got := GivenDescription(rls); got != "" {
 			t.Errorf("%s release described %q: given description %q, want none", rls.Info.Status, rls.Info.Description, got)
 		}
 	}
-	if got := inferLastAction(fxRelease(3, helmrelease.StatusDeployed, nil, describe("Rollback to 1"))); got != actionUpgrade {
+	if got := inferLastAction(fxRelease(3, helmcommon.StatusDeployed, nil, describe("Rollback to 1"))); got != actionUpgrade {
 		t.Errorf("a rollback's release: last action %q, want %q", got, actionUpgrade)
 	}
 
@@ -72,7 +72,7 @@ func TestDescription_keepsTheLastActionKnown(t *testing.T) {
 		"deploy 42, Upgrade complete": `revision 3 (described "deploy 42, Upgrade complete" by another client)`,
 		"Upgrade complete":            "revision 3 (Upgrade complete, by another client)",
 	} {
-		msg := changedOutside(fxRelease(3, helmrelease.StatusDeployed, nil, describe(d)), cur, nil, fxNS, "podinfo@1.0.0")
+		msg := changedOutside(fxRelease(3, helmcommon.StatusDeployed, nil, describe(d)), cur, nil, fxNS, "podinfo@1.0.0")
 		if !strings.Contains(msg, want) {
 			t.Errorf("changed outside, described %q: %q, want it to say %q", d, msg, want)
 		}
@@ -85,7 +85,7 @@ func describe(d string) func(*helmrelease.Release) {
 
 // storedRelease is revision v as Helm's Secrets driver gives it back: through
 // JSON, as it encodes releases.
-func storedRelease(t *testing.T, store *storage.Storage, v int) *helmrelease.Release {
+func storedRelease(t *testing.T, store releaseStore, v int) *helmrelease.Release {
 	t.Helper()
 	rls, err := store.Get(fxName, v)
 	if err != nil {
@@ -105,9 +105,9 @@ func storedRelease(t *testing.T, store *storage.Storage, v int) *helmrelease.Rel
 // checkDescribed checks that rls, the latest release, carries desc and that
 // the last action, the Released condition of an import and the description it
 // reads back say what made it.
-func checkDescribed(t *testing.T, what string, store *storage.Storage, rls *helmrelease.Release, desc, action, reason string) {
+func checkDescribed(t *testing.T, what string, store releaseStore, rls *helmrelease.Release, desc, action, reason string) {
 	t.Helper()
-	if rls.Info.Status != helmrelease.StatusDeployed || rls.Info.Description != desc {
+	if rls.Info.Status != helmcommon.StatusDeployed || rls.Info.Description != desc {
 		t.Fatalf("%s: release %s, described %q; want deployed, described %q", what, rls.Info.Status, rls.Info.Description, desc)
 	}
 	if got := inferLastAction(rls); got != action {

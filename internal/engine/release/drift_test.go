@@ -10,9 +10,11 @@ import (
 	"time"
 
 	"github.com/fluxcd/pkg/ssa/jsondiff"
-	"helm.sh/helm/v3/pkg/action"
-	"helm.sh/helm/v3/pkg/chart/loader"
-	helmrelease "helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v4/pkg/action"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	helmkube "helm.sh/helm/v4/pkg/kube"
+	helmcommon "helm.sh/helm/v4/pkg/release/common"
+	helmrelease "helm.sh/helm/v4/pkg/release/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -71,7 +73,7 @@ func installPodinfo(t *testing.T, spec *Spec) *driftEnv {
 	flags := genericclioptions.NewConfigFlags(false)
 	flags.KubeConfig, flags.Namespace = &kubeconfig, &e.ns
 	e.helm = new(action.Configuration)
-	if err := e.helm.Init(flags, e.ns, "secret", func(string, ...any) {}); err != nil {
+	if err := e.helm.Init(flags, e.ns, "secret"); err != nil {
 		t.Fatal(err)
 	}
 	archive, err := testenv.PackageChart(filepath.Join(testenv.ChartsDir(), "podinfo"), "1.0.0", t.TempDir())
@@ -86,7 +88,8 @@ func installPodinfo(t *testing.T, spec *Spec) *driftEnv {
 	install.ReleaseName, install.Namespace = "podinfo", e.ns
 	install.Timeout = time.Minute
 	install.PostRenderer = newPostRenderer(spec)
-	if e.rel, err = install.RunWithContext(ctx, ch, map[string]any{"replicaCount": 2}); err != nil {
+	install.WaitStrategy = helmkube.HookOnlyStrategy
+	if e.rel, err = runRelease(install.RunWithContext(ctx, ch, map[string]any{"replicaCount": 2})); err != nil {
 		t.Fatalf("helm install: %v", err)
 	}
 	e.waitObserved(t)
@@ -335,11 +338,11 @@ func TestCorrectDrift_restoresObjectsWithoutAnUpgrade(t *testing.T) {
 	}
 
 	// Not a Helm upgrade: the release is still revision 1, the only one.
-	history, err := e.helm.Releases.History("podinfo")
+	history, err := releaseStore{e.helm.Releases}.History("podinfo")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(history) != 1 || history[0].Version != 1 || history[0].Info.Status != helmrelease.StatusDeployed {
+	if len(history) != 1 || history[0].Version != 1 || history[0].Info.Status != helmcommon.StatusDeployed {
 		t.Errorf("history after correction: %d releases, latest %d %s", len(history), history[0].Version, history[0].Info.Status)
 	}
 }

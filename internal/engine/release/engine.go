@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	helmrelease "helm.sh/helm/v3/pkg/release"
-	"helm.sh/helm/v3/pkg/storage/driver"
+	helmcommon "helm.sh/helm/v4/pkg/release/common"
+	"helm.sh/helm/v4/pkg/storage/driver"
 
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
@@ -133,7 +133,7 @@ func (e *Engine) CreateConflict(ctx context.Context, spec *Spec) (*ExistsError, 
 	if err != nil {
 		return nil, objectError(spec, fmt.Errorf("read release %s from storage namespace %s%s: %w", name, sess.storageNS, sess.describeActor(), err))
 	}
-	if rls.Info == nil || rls.Info.Status == helmrelease.StatusUninstalled || ownedBy(rls, spec) {
+	if rls.Info == nil || rls.Info.Status == helmcommon.StatusUninstalled || ownedBy(rls, spec) {
 		return nil, nil
 	}
 	return existsError(rls, spec, sess.storageNS), nil
@@ -160,7 +160,7 @@ func (e *Engine) Observe(ctx context.Context, spec *Spec, prev *Status) (*Status
 	if err != nil {
 		return nil, objectError(spec, fmt.Errorf("read release %s from storage namespace %s%s: %w", name, sess.storageNS, sess.describeActor(), err))
 	}
-	if rls.Info == nil || rls.Info.Status == helmrelease.StatusUninstalled {
+	if rls.Info == nil || rls.Info.Status == helmcommon.StatusUninstalled {
 		// Uninstalled with keep_history is gone for the user: create installs
 		// it again, replacing the kept record.
 		return nil, nil
@@ -189,7 +189,7 @@ func (e *Engine) Observe(ctx context.Context, spec *Spec, prev *Status) (*Status
 	setRelease(st, rls)
 	defer e.read.put(sess.storageNS, rls)
 	st.Drift, st.Fingerprints = nil, nil
-	if spec.DriftDetection.Mode.Detects() && rls.Info.Status == helmrelease.StatusDeployed {
+	if spec.DriftDetection.Mode.Detects() && rls.Info.Status == helmcommon.StatusDeployed {
 		var since kube.Fingerprints
 		if prev != nil {
 			since = prev.Fingerprints
@@ -270,39 +270,48 @@ func (e *Engine) Reconcile(ctx context.Context, spec *Spec, prev *Status) (*Stat
 const finishTimeout = 30 * time.Second
 
 // Uninstall removes the release with spec.Uninstall's options; a release that
-// is already gone is not an error.
-func (e *Engine) Uninstall(ctx context.Context, spec *Spec) error {
+// is already gone is not an error. kept is Helm's account of the objects it
+// left in the cluster, "" when none: those its resource policy keeps
+// (`helm.sh/resource-policy: keep`) and, since Helm 4.3, those that no longer
+// carry the release's `meta.helm.sh/release-name` and
+// `meta.helm.sh/release-namespace` annotations (taken over by another
+// release or tool), or that it could not read to check.
+func (e *Engine) Uninstall(ctx context.Context, spec *Spec) (kept string, err error) {
 	spec = spec.withDefaults()
 	if err := validateSpec(spec); err != nil {
-		return objectError(spec, err)
+		return "", objectError(spec, err)
 	}
 	sess, err := newSession(e.kube, spec)
 	if err != nil {
-		return objectError(spec, err)
+		return "", objectError(spec, err)
 	}
 	name := ReleaseName(spec)
 	e.read.forget(sess.storageNS, name)
 	cfg := sess.config(nil)
-	rls, err := cfg.Releases.Last(name)
+	rls, err := releaseStore{cfg.Releases}.Last(name)
 	if errors.Is(err, driver.ErrReleaseNotFound) {
-		return nil
+		return "", nil
 	}
 	if err != nil {
-		return objectError(spec, fmt.Errorf("read release %s from storage namespace %s%s: %w", name, sess.storageNS, sess.describeActor(), err))
+		return "", objectError(spec, fmt.Errorf("read release %s from storage namespace %s%s: %w", name, sess.storageNS, sess.describeActor(), err))
 	}
-	if rls.Info != nil && rls.Info.Status == helmrelease.StatusUninstalled && spec.Uninstall.KeepHistory {
-		return nil // uninstalled before, history kept as asked
+	if rls.Info != nil && rls.Info.Status == helmcommon.StatusUninstalled && spec.Uninstall.KeepHistory {
+		return "", nil // uninstalled before, history kept as asked
 	}
 	if id := rls.Labels[kube.OwnerLabel]; spec.Owner != "" && id != "" && id != spec.Owner {
-		return objectError(spec, &OwnedElsewhereError{ReleaseName: name, StorageNamespace: sess.storageNS, Owner: releaseOwner(rls)})
+		return "", objectError(spec, &OwnedElsewhereError{ReleaseName: name, StorageNamespace: sess.storageNS, Owner: releaseOwner(rls)})
 	}
 	un := newUninstall(cfg, spec)
 	un.IgnoreNotFound = true
-	if _, err := un.Run(name); err != nil {
+	res, err := un.Run(name)
+	if err != nil {
 		if errors.Is(err, driver.ErrReleaseNotFound) || strings.Contains(err.Error(), "is already deleted") {
-			return nil
+			return "", nil
 		}
-		return objectError(spec, fmt.Errorf("uninstall failed: %w", err))
+		return "", objectError(spec, fmt.Errorf("uninstall failed: %w", err))
 	}
-	return nil
+	if res != nil {
+		kept = strings.TrimSpace(res.Info)
+	}
+	return kept, nil
 }

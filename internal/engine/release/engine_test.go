@@ -5,6 +5,8 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,11 +14,11 @@ import (
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
-	"helm.sh/helm/v3/pkg/chart/loader"
-	helmrelease "helm.sh/helm/v3/pkg/release"
-	"helm.sh/helm/v3/pkg/storage"
-	"helm.sh/helm/v3/pkg/storage/driver"
-	helmtime "helm.sh/helm/v3/pkg/time"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	helmcommon "helm.sh/helm/v4/pkg/release/common"
+	helmrelease "helm.sh/helm/v4/pkg/release/v1"
+	"helm.sh/helm/v4/pkg/storage"
+	"helm.sh/helm/v4/pkg/storage/driver"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -93,11 +95,15 @@ func TestReconcile_installUpgradeNoop(t *testing.T) {
 	if err != nil || st4.Version != 3 || st4.ChartVersion != "1.1.0" {
 		t.Fatalf("upgrade on chart: %+v, %v", st4, err)
 	}
-	// The same version repackaged (a new digest) is a change too. Packaging
-	// stamps the time in seconds: wait for another second.
-	time.Sleep(1100 * time.Millisecond)
+	// The same version repackaged (a new digest) is a change too. Helm 4
+	// keeps each file's modification time in the archive: a copy of the
+	// chart's source, written now, packages to other bytes.
+	src := filepath.Join(t.TempDir(), "podinfo")
+	if err := os.CopyFS(src, os.DirFS(filepath.Join(testenv.ChartsDir(), "podinfo"))); err != nil {
+		t.Fatal(err)
+	}
 	old := spec.ChartDigest
-	if spec.ChartPath, spec.ChartDigest = podinfo(t, "1.1.0"); spec.ChartDigest == old {
+	if spec.ChartPath, spec.ChartDigest = chartArchive(t, src, "1.1.0"); spec.ChartDigest == old {
 		t.Fatal("repackaging made the same bytes")
 	}
 	if p, err := e.Plan(ctx, spec, st4); err != nil || p.Action != ActionUpgrade {
@@ -117,7 +123,7 @@ func TestReconcile_installUpgradeNoop(t *testing.T) {
 	if err != nil || obs == nil || obs.Version != 4 || obs.Status != "deployed" || len(obs.History) != len(st6.History) {
 		t.Fatalf("observe = %+v, %v", obs, err)
 	}
-	if err := e.Uninstall(ctx, spec); err != nil {
+	if _, err := e.Uninstall(ctx, spec); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := get(t, c, "apps/v1", "Deployment", ns, "podinfo"); ok {
@@ -126,7 +132,7 @@ func TestReconcile_installUpgradeNoop(t *testing.T) {
 	if obs, err := e.Observe(ctx, spec, st6); err != nil || obs != nil {
 		t.Fatalf("observe after uninstall = %+v, %v", obs, err)
 	}
-	if err := e.Uninstall(ctx, spec); err != nil {
+	if _, err := e.Uninstall(ctx, spec); err != nil {
 		t.Fatalf("second uninstall: %v", err)
 	}
 }
@@ -312,7 +318,7 @@ func TestReconcile_remediateLastFailure(t *testing.T) {
 // pendingInstall writes revision 1 of release name in ns as an install
 // killed halfway leaves it: pending-install, with a manifest whose objects
 // carry the origin labels of the resource origin (namespace/name).
-func pendingInstall(t *testing.T, e *Engine, ns, name, chartPath, origin, owner string) *storage.Storage {
+func pendingInstall(t *testing.T, e *Engine, ns, name, chartPath, origin, owner string) releaseStore {
 	t.Helper()
 	ch, err := loader.Load(chartPath)
 	if err != nil {
@@ -323,13 +329,13 @@ func pendingInstall(t *testing.T, e *Engine, ns, name, chartPath, origin, owner 
 		t.Fatal(err)
 	}
 	cs := kubernetes.NewForConfigOrDie(rc)
-	store := storage.Init(driver.NewSecrets(cs.CoreV1().Secrets(ns)))
+	store := releaseStore{storage.Init(driver.NewSecrets(cs.CoreV1().Secrets(ns)))}
 	originNS, originName, _ := strings.Cut(origin, "/")
 	manifest := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + name + "\n  labels:\n" +
 		"    " + OriginNameLabel + ": " + originName + "\n    " + OriginNamespaceLabel + ": " + originNS + "\n"
-	now := helmtime.Now()
+	now := time.Now()
 	stuck := &helmrelease.Release{Name: name, Namespace: ns, Version: 1, Chart: ch, Config: map[string]any{}, Manifest: manifest,
-		Info: &helmrelease.Info{Status: helmrelease.StatusPendingInstall, FirstDeployed: now, LastDeployed: now, Description: "Initial install underway"}}
+		Info: &helmrelease.Info{Status: helmcommon.StatusPendingInstall, FirstDeployed: now, LastDeployed: now, Description: "Initial install underway"}}
 	if owner != "" {
 		stuck.Labels = map[string]string{kube.OwnerLabel: owner}
 	}
@@ -367,7 +373,7 @@ func TestReconcile_unlocksPendingInstall(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Unlocked to failed, then superseded by the upgrade.
-	if v1.Info.Status != helmrelease.StatusSuperseded || !strings.Contains(v1.Info.Description, "unlocked from stale 'pending-install' state") {
+	if v1.Info.Status != helmcommon.StatusSuperseded || !strings.Contains(v1.Info.Description, "unlocked from stale 'pending-install' state") {
 		t.Errorf("v1 = %s: %s", v1.Info.Status, v1.Info.Description)
 	}
 	wantCondition(t, st, CondReady, "True", ReasonUpgradeSucceeded)
@@ -789,7 +795,7 @@ func TestUninstall_keepHistoryThenReinstall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.Uninstall(ctx, spec); err != nil {
+	if _, err := e.Uninstall(ctx, spec); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := get(t, c, "v1", "ConfigMap", ns, "kept"); ok {
@@ -798,7 +804,7 @@ func TestUninstall_keepHistoryThenReinstall(t *testing.T) {
 	if obs, err := e.Observe(ctx, spec, st); err != nil || obs != nil {
 		t.Fatalf("observe after uninstall = %+v, %v", obs, err)
 	}
-	if err := e.Uninstall(ctx, spec); err != nil {
+	if _, err := e.Uninstall(ctx, spec); err != nil {
 		t.Fatalf("second uninstall: %v", err)
 	}
 	if p, err := e.Plan(ctx, spec, nil); err != nil || p.Action != ActionInstall {
@@ -879,5 +885,46 @@ func TestReconcile_storageDefaultsToNamespace(t *testing.T) {
 	imp, err := e.Import(ctx, home, apps+"-podinfo")
 	if err != nil || imp.TargetNamespace != apps {
 		t.Fatalf("import from %s: %+v, %v", home, imp, err)
+	}
+}
+
+// Uninstall leaves an object of the release that another writer took (its
+// `meta.helm.sh/release-name` annotation no longer names the release: Helm
+// 4.3 checks it before deleting) and says so; the other objects are deleted.
+func TestUninstall_saysWhatHelmKept(t *testing.T) {
+	t.Parallel()
+	ctx := testenv.Context(t)
+	e, c := newEngine(t)
+	ns := makeNamespace(t, c)
+	path, digest := podinfo(t, "1.0.0")
+	spec := &Spec{Name: "podinfo", Namespace: ns, Timeout: time.Minute, ChartPath: path, ChartDigest: digest}
+	if _, err := e.Reconcile(ctx, spec, nil); err != nil {
+		t.Fatal(err)
+	}
+	svc, ok := get(t, c, "v1", "Service", ns, "podinfo")
+	if !ok {
+		t.Fatal("no Service")
+	}
+	ann := svc.GetAnnotations()
+	ann["meta.helm.sh/release-name"] = "another"
+	svc.SetAnnotations(ann)
+	if err := c.Update(ctx, svc); err != nil {
+		t.Fatal(err)
+	}
+	kept, err := e.Uninstall(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(kept, "not owned by this release") || !strings.Contains(kept, "[Service] podinfo") {
+		t.Errorf("kept = %q, want the Service named as not owned", kept)
+	}
+	if _, ok := get(t, c, "v1", "Service", ns, "podinfo"); !ok {
+		t.Error("the Service another release took was deleted")
+	}
+	if _, ok := get(t, c, "apps/v1", "Deployment", ns, "podinfo"); ok {
+		t.Error("Deployment left after uninstall")
+	}
+	if kept, err := e.Uninstall(ctx, spec); err != nil || kept != "" {
+		t.Fatalf("second uninstall: %q, %v", kept, err)
 	}
 }

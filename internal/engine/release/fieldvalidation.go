@@ -1,10 +1,11 @@
 package release
 
 import (
-	"golang.org/x/sync/singleflight"
 	"sync"
 
-	helmkube "helm.sh/helm/v3/pkg/kube"
+	"golang.org/x/sync/singleflight"
+
+	helmkube "helm.sh/helm/v4/pkg/kube"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/cli-runtime/pkg/resource"

@@ -2,14 +2,16 @@ package release
 
 import (
 	"fmt"
+	"log/slog"
 	"sync"
 
-	"helm.sh/helm/v3/pkg/action"
-	"helm.sh/helm/v3/pkg/chartutil"
-	helmkube "helm.sh/helm/v3/pkg/kube"
-	helmrelease "helm.sh/helm/v3/pkg/release"
-	"helm.sh/helm/v3/pkg/storage"
-	"helm.sh/helm/v3/pkg/storage/driver"
+	"helm.sh/helm/v4/pkg/action"
+	chartutil "helm.sh/helm/v4/pkg/chart/common"
+	helmkube "helm.sh/helm/v4/pkg/kube"
+	helmreleasei "helm.sh/helm/v4/pkg/release"
+	helmrelease "helm.sh/helm/v4/pkg/release/v1"
+	"helm.sh/helm/v4/pkg/storage"
+	"helm.sh/helm/v4/pkg/storage/driver"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
@@ -18,6 +20,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/release/helmfm"
 )
 
 // session is what the Helm actions of one engine call share: the acting
@@ -40,8 +43,6 @@ type session struct {
 	kubeClient helmkube.Interface
 }
 
-var helmFieldManagerOnce sync.Once
-
 // newSession builds the clients for spec. It does no request.
 func newSession(f *kube.Factory, spec *Spec) (*session, error) {
 	acting := f
@@ -56,14 +57,6 @@ func newSession(f *kube.Factory, spec *Spec) (*session, error) {
 		acting = g
 		s.impersonate = spec.Namespace + "/" + spec.ServiceAccountName
 	}
-	// Helm writes with a process-wide field manager name. Ours makes the
-	// objects Helm creates carry the manager that drift detection dry-runs
-	// with, as helm-controller sets its own name there.
-	helmFieldManagerOnce.Do(func() {
-		if helmkube.ManagedFieldsManager == "" {
-			helmkube.ManagedFieldsManager = f.FieldManager()
-		}
-	})
 	rc, err := acting.RESTConfig()
 	if err != nil {
 		return nil, err
@@ -100,12 +93,12 @@ func (s *session) dryRun() (*session, error) {
 // secretsDriver is Helm's storage in Secrets of namespace ns, quiet.
 func secretsDriver(cs kubernetes.Interface, ns string) *driver.Secrets {
 	d := driver.NewSecrets(cs.CoreV1().Secrets(ns))
-	d.Log = func(string, ...any) {}
+	d.SetLogger(slog.DiscardHandler)
 	return d
 }
 
 // storage returns Helm's storage, reporting every write to obs when set.
-func (s *session) storage(obs *observer) *storage.Storage {
+func (s *session) storage(obs *observer) releaseStore {
 	d := s.driver
 	if obs != nil {
 		obs.Driver = s.driver
@@ -113,25 +106,30 @@ func (s *session) storage(obs *observer) *storage.Storage {
 	}
 	st := storage.Init(d)
 	st.MaxHistory = s.maxHistory
-	return st
+	st.SetLogger(slog.DiscardHandler)
+	return releaseStore{st}
 }
 
 // config is a Helm action configuration whose storage writes obs sees.
+//
+// Helm's kube client writes under the factory's field manager
+// (helmfm.Client), never Helm's default (the binary's name), so that the
+// objects Helm creates carry the manager drift detection dry-runs with, as
+// helm-controller sets its own name there.
 func (s *session) config(obs *observer) *action.Configuration {
-	logf := func(string, ...any) {}
+	cfg := action.NewConfiguration(action.ConfigurationSetLogger(slog.DiscardHandler))
+	cfg.Releases = s.storage(obs).Storage
 	if s.kubeClient != nil {
-		return &action.Configuration{Releases: s.storage(obs), KubeClient: s.kubeClient, Capabilities: chartutil.DefaultCapabilities, Log: logf}
+		cfg.KubeClient, cfg.Capabilities = s.kubeClient, chartutil.DefaultCapabilities
+		return cfg
 	}
 	kc := helmkube.New(s.getter)
 	kc.Factory = fieldValidationFactory{Factory: kc.Factory, f: s.f}
 	kc.Namespace = s.releaseNS
-	kc.Log = logf
-	return &action.Configuration{
-		RESTClientGetter: s.getter,
-		Releases:         s.storage(obs),
-		KubeClient:       kc,
-		Log:              logf,
-	}
+	kc.SetLogger(slog.DiscardHandler)
+	cfg.RESTClientGetter = s.getter
+	cfg.KubeClient = &waitClient{Client: helmfm.Client{Interface: kc, Manager: s.f.FieldManager()}}
+	return cfg
 }
 
 // describeActor says who acts, for errors about permissions.
@@ -182,7 +180,7 @@ type observer struct {
 	deleted []*helmrelease.Release
 }
 
-func (o *observer) Create(key string, rls *helmrelease.Release) error {
+func (o *observer) Create(key string, rls helmreleasei.Releaser) error {
 	if err := o.Driver.Create(key, rls); err != nil {
 		return err
 	}
@@ -190,7 +188,7 @@ func (o *observer) Create(key string, rls *helmrelease.Release) error {
 	return nil
 }
 
-func (o *observer) Update(key string, rls *helmrelease.Release) error {
+func (o *observer) Update(key string, rls helmreleasei.Releaser) error {
 	if err := o.Driver.Update(key, rls); err != nil {
 		return err
 	}
@@ -198,20 +196,26 @@ func (o *observer) Update(key string, rls *helmrelease.Release) error {
 	return nil
 }
 
-func (o *observer) Delete(key string) (*helmrelease.Release, error) {
+func (o *observer) Delete(key string) (helmreleasei.Releaser, error) {
 	rls, err := o.Driver.Delete(key)
 	if err != nil {
 		return nil, err
 	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.deleted = append(o.deleted, rls)
+	if r, err := asRelease(rls); err == nil {
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		o.deleted = append(o.deleted, r)
+	}
 	return rls, nil
 }
 
 // record keeps a snapshot-ready copy: Helm goes on mutating the object it
 // wrote (a failed upgrade flips its status after the write).
-func (o *observer) record(rls *helmrelease.Release) {
+func (o *observer) record(rlsi helmreleasei.Releaser) {
+	rls, err := asRelease(rlsi)
+	if err != nil {
+		return
+	}
 	cp := copyRelease(rls)
 	o.mu.Lock()
 	defer o.mu.Unlock()

@@ -1,8 +1,8 @@
 package release
 
 import (
-	"helm.sh/helm/v3/pkg/action"
-	helmrelease "helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v4/pkg/action"
+	helmcommon "helm.sh/helm/v4/pkg/release/common"
 )
 
 // The Helm actions as the spec configures them: each function maps the spec,
@@ -18,19 +18,23 @@ func newInstall(cfg *action.Configuration, spec *Spec, name, namespace string, s
 	in.ReleaseName = name
 	in.Namespace = namespace
 	in.Timeout = spec.Install.Timeout
-	in.Wait = !spec.Install.DisableWait
+	// Helm 3's behaviour, explicitly: client-side apply, polling waits,
+	// hooks not post-rendered.
+	in.ServerSideApply = false
+	in.WaitStrategy = waitStrategy(spec.Install.DisableWait)
 	in.WaitForJobs = !spec.Install.DisableWaitForJobs
 	in.DisableHooks = spec.Install.DisableHooks
 	in.DisableOpenAPIValidation = spec.Install.DisableOpenAPIValidation
 	// An uninstalled release kept in history (keep_history) holds the
 	// name: replacing it is what Helm's --replace is for, and a second
-	// apply must not fail with "cannot re-use a name".
-	in.Replace = spec.Install.Replace || (s.rls != nil && s.rls.Info.Status == helmrelease.StatusUninstalled)
+	// apply must not fail with "cannot reuse a name".
+	in.Replace = spec.Install.Replace || (s.rls != nil && s.rls.Info.Status == helmcommon.StatusUninstalled)
 	in.Devel = true
 	in.SkipCRDs = true // applied before, with our policy
 	// The release namespace: target_namespace, else namespace, as Flux's.
 	in.CreateNamespace = spec.Install.CreateNamespace
 	in.PostRenderer = newPostRenderer(spec)
+	in.PostRenderStrategy = action.PostRenderStrategyNoHooks
 	in.Labels = ownerLabels(spec)
 	in.Description = spec.Description
 	return in
@@ -44,15 +48,17 @@ func newUpgrade(cfg *action.Configuration, spec *Spec, namespace string) *action
 	up.ReuseValues = spec.Upgrade.PreserveValues
 	up.MaxHistory = *spec.MaxHistory
 	up.Timeout = spec.Upgrade.Timeout
-	up.Wait = !spec.Upgrade.DisableWait
+	up.ServerSideApply = "false"
+	up.WaitStrategy = waitStrategy(spec.Upgrade.DisableWait)
 	up.WaitForJobs = !spec.Upgrade.DisableWaitForJobs
 	up.DisableHooks = spec.Upgrade.DisableHooks
 	up.DisableOpenAPIValidation = spec.Upgrade.DisableOpenAPIValidation
-	up.Force = spec.Upgrade.Force
+	up.ForceReplace = spec.Upgrade.Force
 	up.CleanupOnFail = spec.Upgrade.CleanupOnFail
 	up.Devel = true
 	up.SkipCRDs = true // applied before, with our policy
 	up.PostRenderer = newPostRenderer(spec)
+	up.PostRenderStrategy = action.PostRenderStrategyNoHooks
 	// Helm merges these into the previous record's labels: an upgrade
 	// stamps a release made before owners were recorded, or imported.
 	up.Labels = ownerLabels(spec)
@@ -82,11 +88,13 @@ func newRollback(cfg *action.Configuration, spec *Spec, version int) *action.Rol
 	rb := action.NewRollback(cfg)
 	rb.Version = version
 	rb.Timeout = spec.Rollback.Timeout
-	rb.Wait = !spec.Rollback.DisableWait
+	rb.ServerSideApply = "false"
+	rb.WaitStrategy = waitStrategy(spec.Rollback.DisableWait)
 	rb.WaitForJobs = !spec.Rollback.DisableWaitForJobs
 	rb.DisableHooks = spec.Rollback.DisableHooks
-	rb.Force = spec.Rollback.Force
-	rb.Recreate = spec.Rollback.Recreate
+	rb.ForceReplace = spec.Rollback.Force
+	// Helm 4 has no Recreate (Helm 3's restart of the pods of a rollback):
+	// the schema marks rollback.recreate deprecated, with no effect.
 	rb.CleanupOnFail = spec.Rollback.CleanupOnFail
 	rb.MaxHistory = *spec.MaxHistory
 	return rb
@@ -98,7 +106,7 @@ func newUninstall(cfg *action.Configuration, spec *Spec) *action.Uninstall {
 	un := action.NewUninstall(cfg)
 	un.DisableHooks = spec.Uninstall.DisableHooks
 	un.KeepHistory = spec.Uninstall.KeepHistory
-	un.Wait = !spec.Uninstall.DisableWait
+	un.WaitStrategy = uninstallWaitStrategy(spec.Uninstall.DisableWait)
 	un.DeletionPropagation = spec.Uninstall.DeletionPropagation
 	un.Timeout = spec.Uninstall.Timeout
 	return un

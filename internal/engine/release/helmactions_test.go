@@ -5,8 +5,10 @@ import (
 	"testing"
 	"time"
 
-	"helm.sh/helm/v3/pkg/action"
-	helmrelease "helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v4/pkg/action"
+	helmkube "helm.sh/helm/v4/pkg/kube"
+	helmcommon "helm.sh/helm/v4/pkg/release/common"
+	helmrelease "helm.sh/helm/v4/pkg/release/v1"
 )
 
 // The mapping of the spec, with its defaults, onto Helm's actions, field by
@@ -16,8 +18,8 @@ func TestNewInstall_defaultsAndEveryOption(t *testing.T) {
 	cfg := &action.Configuration{}
 	in := newInstall(cfg, (&Spec{Name: "podinfo", Namespace: "apps"}).withDefaults(), "podinfo", "apps", releaseState{})
 	want := map[string]any{
-		"ReleaseName": "podinfo", "Namespace": "apps", "Timeout": DefaultTimeout, "Wait": true, "WaitForJobs": true,
-		"DisableHooks": false, "DisableOpenAPIValidation": false, "Replace": false, "CreateNamespace": false,
+		"ReleaseName": "podinfo", "Namespace": "apps", "Timeout": DefaultTimeout, "WaitStrategy": helmkube.LegacyStrategy, "WaitForJobs": true,
+		"ServerSideApply": false, "DisableHooks": false, "DisableOpenAPIValidation": false, "Replace": false, "CreateNamespace": false,
 		"Devel": true, "SkipCRDs": true, "Description": "",
 	}
 	checkFields(t, in, want)
@@ -25,41 +27,41 @@ func TestNewInstall_defaultsAndEveryOption(t *testing.T) {
 	spec := &Spec{Timeout: time.Minute, Description: "deployed by CI", Install: Install{Timeout: 2 * time.Minute, CreateNamespace: true, DisableHooks: true,
 		DisableOpenAPIValidation: true, DisableWait: true, DisableWaitForJobs: true, Replace: true}}
 	checkFields(t, newInstall(cfg, spec.withDefaults(), "r", "ns", releaseState{}), map[string]any{
-		"Timeout": 2 * time.Minute, "Wait": false, "WaitForJobs": false, "DisableHooks": true,
+		"Timeout": 2 * time.Minute, "WaitStrategy": noWaitStrategy, "WaitForJobs": false, "DisableHooks": true,
 		"DisableOpenAPIValidation": true, "Replace": true, "CreateNamespace": true, "Description": "deployed by CI",
 	})
 	spec.Install.Timeout = 0
 	checkFields(t, newInstall(cfg, spec.withDefaults(), "r", "ns", releaseState{}), map[string]any{"Timeout": time.Minute})
 
 	// An uninstalled release kept in history holds the name: replaced.
-	kept := releaseState{kind: stateAbsent, rls: &helmrelease.Release{Info: &helmrelease.Info{Status: helmrelease.StatusUninstalled}}}
+	kept := releaseState{kind: stateAbsent, rls: &helmrelease.Release{Info: &helmrelease.Info{Status: helmcommon.StatusUninstalled}}}
 	checkFields(t, newInstall(cfg, (&Spec{}).withDefaults(), "r", "ns", kept), map[string]any{"Replace": true})
 }
 
 func TestNewUpgrade_defaultsAndEveryOption(t *testing.T) {
 	cfg := &action.Configuration{}
 	checkFields(t, newUpgrade(cfg, (&Spec{}).withDefaults(), "apps"), map[string]any{
-		"Namespace": "apps", "Timeout": DefaultTimeout, "Wait": true, "WaitForJobs": true, "ResetValues": true, "ReuseValues": false,
-		"MaxHistory": DefaultMaxHistory, "Force": false, "CleanupOnFail": false, "Devel": true, "SkipCRDs": true, "Description": "",
+		"Namespace": "apps", "Timeout": DefaultTimeout, "WaitStrategy": helmkube.LegacyStrategy, "WaitForJobs": true, "ResetValues": true, "ReuseValues": false,
+		"ServerSideApply": "false", "MaxHistory": DefaultMaxHistory, "ForceReplace": false, "CleanupOnFail": false, "Devel": true, "SkipCRDs": true, "Description": "",
 	})
 	spec := &Spec{Description: "deployed by CI", Upgrade: Upgrade{Timeout: time.Second, CleanupOnFail: true, DisableHooks: true, DisableOpenAPIValidation: true,
 		DisableWait: true, DisableWaitForJobs: true, Force: true, PreserveValues: true}}
 	checkFields(t, newUpgrade(cfg, spec.withDefaults(), "apps"), map[string]any{
-		"Timeout": time.Second, "Wait": false, "WaitForJobs": false, "ResetValues": false, "ReuseValues": true,
-		"Force": true, "CleanupOnFail": true, "DisableHooks": true, "DisableOpenAPIValidation": true, "Description": "deployed by CI",
+		"Timeout": time.Second, "WaitStrategy": noWaitStrategy, "WaitForJobs": false, "ResetValues": false, "ReuseValues": true,
+		"ForceReplace": true, "CleanupOnFail": true, "DisableHooks": true, "DisableOpenAPIValidation": true, "Description": "deployed by CI",
 	})
 }
 
 func TestNewRollback_defaultsAndEveryOption(t *testing.T) {
 	cfg := &action.Configuration{}
 	checkFields(t, newRollback(cfg, (&Spec{Timeout: time.Minute, MaxHistory: ptr(3)}).withDefaults(), 4), map[string]any{
-		"Version": 4, "Timeout": time.Minute, "Wait": true, "WaitForJobs": true, "MaxHistory": 3,
-		"Force": false, "Recreate": false, "CleanupOnFail": false, "DisableHooks": false,
+		"Version": 4, "Timeout": time.Minute, "WaitStrategy": helmkube.LegacyStrategy, "WaitForJobs": true, "MaxHistory": 3,
+		"ServerSideApply": "false", "ForceReplace": false, "CleanupOnFail": false, "DisableHooks": false,
 	})
 	spec := &Spec{Rollback: Rollback{Timeout: time.Second, CleanupOnFail: true, DisableHooks: true, DisableWait: true,
-		DisableWaitForJobs: true, Force: true, Recreate: true}}
+		DisableWaitForJobs: true, Force: true}}
 	checkFields(t, newRollback(cfg, spec.withDefaults(), 1), map[string]any{
-		"Timeout": time.Second, "Wait": false, "WaitForJobs": false, "Force": true, "Recreate": true,
+		"Timeout": time.Second, "WaitStrategy": noWaitStrategy, "WaitForJobs": false, "ForceReplace": true,
 		"CleanupOnFail": true, "DisableHooks": true,
 	})
 }
@@ -79,11 +81,11 @@ func TestNewTest_defaultsAndFilters(t *testing.T) {
 func TestNewUninstall_defaultsAndEveryOption(t *testing.T) {
 	cfg := &action.Configuration{}
 	checkFields(t, newUninstall(cfg, (&Spec{}).withDefaults()), map[string]any{
-		"Timeout": DefaultTimeout, "Wait": true, "DeletionPropagation": "background", "KeepHistory": false, "DisableHooks": false,
+		"Timeout": DefaultTimeout, "WaitStrategy": helmkube.LegacyStrategy, "DeletionPropagation": "background", "KeepHistory": false, "DisableHooks": false,
 	})
 	spec := &Spec{Uninstall: Uninstall{Timeout: time.Second, DeletionPropagation: "orphan", DisableHooks: true, DisableWait: true, KeepHistory: true}}
 	checkFields(t, newUninstall(cfg, spec.withDefaults()), map[string]any{
-		"Timeout": time.Second, "Wait": false, "DeletionPropagation": "orphan", "KeepHistory": true, "DisableHooks": true,
+		"Timeout": time.Second, "WaitStrategy": noWaitUninstallStrategy, "DeletionPropagation": "orphan", "KeepHistory": true, "DisableHooks": true,
 	})
 }
 

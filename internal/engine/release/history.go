@@ -8,8 +8,9 @@ import (
 	"slices"
 	"sort"
 
-	"helm.sh/helm/v3/pkg/chart"
-	helmrelease "helm.sh/helm/v3/pkg/release"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	helmcommon "helm.sh/helm/v4/pkg/release/common"
+	helmrelease "helm.sh/helm/v4/pkg/release/v1"
 )
 
 // observation is the part of a release its digest covers, with the JSON
@@ -17,23 +18,23 @@ import (
 // chart's files and the test hooks, whose runs would otherwise change the
 // digest of an unchanged release.
 type observation struct {
-	Name          string             `json:"name"`
-	Version       int                `json:"version"`
-	Info          helmrelease.Info   `json:"info"`
-	ChartMetadata chart.Metadata     `json:"chartMetadata"`
-	Config        map[string]any     `json:"config"`
-	Manifest      string             `json:"manifest"`
-	Hooks         []helmrelease.Hook `json:"hooks"`
-	Namespace     string             `json:"namespace"`
-	OCIDigest     string             `json:"ociDigest"`
+	Name          string         `json:"name"`
+	Version       int            `json:"version"`
+	Info          v3Info         `json:"info"`
+	ChartMetadata chart.Metadata `json:"chartMetadata"`
+	Config        map[string]any `json:"config"`
+	Manifest      string         `json:"manifest"`
+	Hooks         []v3Hook       `json:"hooks"`
+	Namespace     string         `json:"namespace"`
+	OCIDigest     string         `json:"ociDigest"`
 }
 
-// releaseDigest is `sha256:<hex>` of the release's observation as JSON.
+// releaseDigest is `sha256:<hex>` of the release's observation as JSON, as
+// Helm 3's types encoded it (v3Info, v3Hook), so that the digest of a
+// release is the same whichever Helm reads it.
 func releaseDigest(rls *helmrelease.Release) string {
 	obs := observation{Name: rls.Name, Version: rls.Version, Manifest: rls.Manifest, Namespace: rls.Namespace}
-	if rls.Info != nil {
-		obs.Info = *rls.Info
-	}
+	obs.Info = v3InfoOf(rls.Info)
 	if rls.Chart != nil && rls.Chart.Metadata != nil {
 		obs.ChartMetadata = *rls.Chart.Metadata
 	}
@@ -42,7 +43,7 @@ func releaseDigest(rls *helmrelease.Release) string {
 	}
 	for _, h := range rls.Hooks {
 		if !isTestHook(h) {
-			obs.Hooks = append(obs.Hooks, *h)
+			obs.Hooks = append(obs.Hooks, v3HookOf(h))
 		}
 	}
 	h := sha256.New()
@@ -80,9 +81,9 @@ func snapshotOf(rls *helmrelease.Release, chartDigest string) Snapshot {
 	}
 	if rls.Info != nil {
 		s.Status = rls.Info.Status.String()
-		s.FirstDeployed = rls.Info.FirstDeployed.Time
-		s.LastDeployed = rls.Info.LastDeployed.Time
-		s.Deleted = rls.Info.Deleted.Time
+		s.FirstDeployed = rls.Info.FirstDeployed
+		s.LastDeployed = rls.Info.LastDeployed
+		s.Deleted = rls.Info.Deleted
 	}
 	if rls.Chart != nil && rls.Chart.Metadata != nil {
 		s.ChartName = rls.Chart.Metadata.Name
@@ -126,7 +127,7 @@ func sortSnapshots(h []Snapshot) {
 }
 
 func isDeployedOrSuperseded(status string) bool {
-	return status == helmrelease.StatusDeployed.String() || status == helmrelease.StatusSuperseded.String()
+	return status == helmcommon.StatusDeployed.String() || status == helmcommon.StatusSuperseded.String()
 }
 
 // previousSnapshot is the rollback target: the newest entry after the latest
@@ -232,14 +233,14 @@ func selectedTestHooks(rls *helmrelease.Release, filters []TestFilter) []*helmre
 // LastDeployed: those runs do not count, as helm-controller does not count a
 // rollback as tested.
 func ranSince(h *helmrelease.Hook, rls *helmrelease.Release) bool {
-	started := h.LastRun.StartedAt.Time
+	started := h.LastRun.StartedAt
 	if started.IsZero() {
 		return false
 	}
 	if rls.Info == nil {
 		return true
 	}
-	return !started.Before(rls.Info.LastDeployed.Time)
+	return !started.Before(rls.Info.LastDeployed)
 }
 
 // testResults are the results of the test hooks that ran for this deployment.
@@ -253,8 +254,8 @@ func testResults(rls *helmrelease.Release, filters []TestFilter) (hooks []TestHo
 		hooks = append(hooks, TestHook{
 			Name:          h.Name,
 			Phase:         h.LastRun.Phase.String(),
-			LastStarted:   h.LastRun.StartedAt.Time,
-			LastCompleted: h.LastRun.CompletedAt.Time,
+			LastStarted:   h.LastRun.StartedAt,
+			LastCompleted: h.LastRun.CompletedAt,
 		})
 	}
 	sort.Slice(hooks, func(i, j int) bool { return hooks[i].Name < hooks[j].Name })

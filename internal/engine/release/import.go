@@ -8,9 +8,10 @@ import (
 	"slices"
 	"strings"
 
-	"helm.sh/helm/v3/pkg/chart"
-	helmrelease "helm.sh/helm/v3/pkg/release"
-	"helm.sh/helm/v3/pkg/storage/driver"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	helmcommon "helm.sh/helm/v4/pkg/release/common"
+	helmrelease "helm.sh/helm/v4/pkg/release/v1"
+	"helm.sh/helm/v4/pkg/storage/driver"
 
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
 )
@@ -57,7 +58,7 @@ func (e *Engine) Import(ctx context.Context, storageNS, name string) (*Imported,
 	if last.Info == nil || last.Chart == nil || last.Chart.Metadata == nil {
 		return nil, fmt.Errorf("%s: release v%d is incomplete in storage", ref, last.Version)
 	}
-	if last.Info.Status == helmrelease.StatusUninstalled {
+	if last.Info.Status == helmcommon.StatusUninstalled {
 		return nil, fmt.Errorf("%s: release is uninstalled", ref)
 	}
 	st := statusFromHistory(hist, nil)
@@ -135,7 +136,7 @@ func statusFromHistory(hist []*helmrelease.Release, filters []TestFilter) *Statu
 	st.LastAttemptedReleaseAction = inferLastAction(last)
 	cur := &st.History[0]
 	switch last.Info.Status {
-	case helmrelease.StatusDeployed:
+	case helmcommon.StatusDeployed:
 		reason, msg := ReasonUpgradeSucceeded, fmt.Sprintf(fmtUpgradeSuccess, cur.fullName(), cur.chartRef())
 		if st.LastAttemptedReleaseAction == actionInstall {
 			reason, msg = ReasonInstallSucceeded, fmt.Sprintf(fmtInstallSuccess, cur.fullName(), cur.chartRef())
@@ -150,7 +151,7 @@ func statusFromHistory(hist []*helmrelease.Release, filters []TestFilter) *Statu
 }
 
 // titleStatus turns `pending-install` into `PendingInstall`, for a reason.
-func titleStatus(s helmrelease.Status) string {
+func titleStatus(s helmcommon.Status) string {
 	out := make([]byte, 0, len(s))
 	up := true
 	for i := 0; i < len(s); i++ {

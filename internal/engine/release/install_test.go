@@ -5,14 +5,15 @@ import (
 	"errors"
 	"testing"
 
-	kubefake "helm.sh/helm/v3/pkg/kube/fake"
-	helmrelease "helm.sh/helm/v3/pkg/release"
+	kubefake "helm.sh/helm/v4/pkg/kube/fake"
+	helmcommon "helm.sh/helm/v4/pkg/release/common"
+	helmrelease "helm.sh/helm/v4/pkg/release/v1"
 )
 
 // The install runner on Helm's memory driver and fake kube client: the
 // conditions, history, storage and counters each outcome leaves.
 func TestInstallRunner(t *testing.T) {
-	uninstalled := fxRelease(1, helmrelease.StatusUninstalled, map[string]any{"replicaCount": 1})
+	uninstalled := fxRelease(1, helmcommon.StatusUninstalled, map[string]any{"replicaCount": 1})
 	for _, tc := range []struct {
 		name string
 		runnerCase
@@ -47,24 +48,24 @@ func TestInstallRunner(t *testing.T) {
 			history: "podinfo.v1:deployed", stored: "podinfo.v1:deployed", lastAction: actionInstall},
 	}, {
 		name: "fails after writing the release",
-		runnerCase: runnerCase{kube: failing(kubefake.FailingKubeClient{WaitError: errors.New("timed out waiting for the condition")}),
+		runnerCase: runnerCase{kube: failing(&kubefake.FailingKubeClient{WaitError: errors.New("timed out waiting for the condition")}),
 			spec: func(s *Spec) { s.Install.Remediation.Retries = 3 }},
 		want: runnerWant{conditions: "Ready=False/InstallFailed Released=False/InstallFailed",
 			history: "podinfo.v1:failed", stored: "podinfo.v1:failed", failures: [3]int64{1, 1, 0}, lastAction: actionInstall},
 	}, {
 		name:       "fails without writing a release",
-		runnerCase: runnerCase{kube: failing(kubefake.FailingKubeClient{BuildError: errors.New("no kind Widget")})},
+		runnerCase: runnerCase{kube: failing(&kubefake.FailingKubeClient{BuildError: errors.New("no kind Widget")})},
 		want: runnerWant{err: "install failed", conditions: "Ready=False/InstallFailed Released=False/InstallFailed",
 			failures: [3]int64{1, 0, 0}, lastAction: actionInstall},
 	}, {
 		name: "interrupted before Helm recorded the outcome",
-		runnerCase: runnerCase{kube: failing(kubefake.FailingKubeClient{WaitError: errors.New("http2: client connection lost")}),
+		runnerCase: runnerCase{kube: failing(&kubefake.FailingKubeClient{WaitError: errors.New("http2: client connection lost")}),
 			updateErr: errors.New("no answer from the Kubernetes API server")},
 		want: runnerWant{conditions: "Ready=False/InstallFailed Released=False/InstallFailed",
 			history: "podinfo.v1:pending-install", stored: "podinfo.v1:pending-install", failures: [3]int64{1, 0, 0}, lastAction: actionInstall},
 	}, {
 		name:       "loses the name to another apply",
-		runnerCase: runnerCase{stored: []*helmrelease.Release{fxRelease(1, helmrelease.StatusDeployed, nil)}},
+		runnerCase: runnerCase{stored: []*helmrelease.Release{fxRelease(1, helmcommon.StatusDeployed, nil)}},
 		want:       runnerWant{err: "another apply installed release podinfo in storage namespace apps first", stored: "podinfo.v1:deployed", lastAction: actionInstall},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {

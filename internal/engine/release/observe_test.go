@@ -3,12 +3,13 @@ package release
 import (
 	"context"
 	"testing"
+	"time"
 
-	"helm.sh/helm/v3/pkg/chart"
-	helmrelease "helm.sh/helm/v3/pkg/release"
-	"helm.sh/helm/v3/pkg/storage"
-	"helm.sh/helm/v3/pkg/storage/driver"
-	helmtime "helm.sh/helm/v3/pkg/time"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	helmcommon "helm.sh/helm/v4/pkg/release/common"
+	helmrelease "helm.sh/helm/v4/pkg/release/v1"
+	"helm.sh/helm/v4/pkg/storage"
+	"helm.sh/helm/v4/pkg/storage/driver"
 )
 
 // The state classification, helm-controller's DetermineReleaseState, on
@@ -21,14 +22,14 @@ const (
 
 // fxRelease is revision v of the fixture release with status and values;
 // opts change it further.
-func fxRelease(v int, status helmrelease.Status, values map[string]any, opts ...func(*helmrelease.Release)) *helmrelease.Release {
+func fxRelease(v int, status helmcommon.Status, values map[string]any, opts ...func(*helmrelease.Release)) *helmrelease.Release {
 	rls := &helmrelease.Release{
 		Name: fxName, Namespace: fxNS, Version: v,
 		Info: &helmrelease.Info{
 			Status:        status,
 			Description:   "Upgrade complete",
-			FirstDeployed: helmtime.Unix(1_700_000_000, 0),
-			LastDeployed:  helmtime.Unix(1_700_000_000+int64(v), 0),
+			FirstDeployed: time.Unix(1_700_000_000, 0),
+			LastDeployed:  time.Unix(1_700_000_000+int64(v), 0),
 		},
 		Chart:  &chart.Chart{Metadata: &chart.Metadata{Name: "podinfo", Version: "1.0.0"}},
 		Config: values,
@@ -43,7 +44,7 @@ func fxRelease(v int, status helmrelease.Status, values map[string]any, opts ...
 // with phase.
 func withTestHook(phase helmrelease.HookPhase) func(*helmrelease.Release) {
 	return func(rls *helmrelease.Release) {
-		ran := helmtime.Unix(rls.Info.LastDeployed.Unix()+10, 0)
+		ran := time.Unix(rls.Info.LastDeployed.Unix()+10, 0)
 		rls.Hooks = append(rls.Hooks, &helmrelease.Hook{
 			Name: fxName + "-test", Events: []helmrelease.HookEvent{helmrelease.HookTest},
 			LastRun: helmrelease.HookExecution{StartedAt: ran, CompletedAt: ran, Phase: phase},
@@ -93,14 +94,14 @@ func fxHistory(rls ...*helmrelease.Release) []Snapshot {
 
 func TestObserveState_stateAndRollbackTarget(t *testing.T) {
 	values := map[string]any{"replicaCount": 1}
-	v1 := fxRelease(1, helmrelease.StatusSuperseded, values)
-	v1Deployed := fxRelease(1, helmrelease.StatusDeployed, values)
-	v2Failed := fxRelease(2, helmrelease.StatusFailed, values)
-	v2Deployed := fxRelease(2, helmrelease.StatusDeployed, values)
-	untested := fxRelease(1, helmrelease.StatusDeployed, values, withTestHookNotRun)
-	changed := fxRelease(1, helmrelease.StatusSuperseded, map[string]any{"replicaCount": 3})
+	v1 := fxRelease(1, helmcommon.StatusSuperseded, values)
+	v1Deployed := fxRelease(1, helmcommon.StatusDeployed, values)
+	v2Failed := fxRelease(2, helmcommon.StatusFailed, values)
+	v2Deployed := fxRelease(2, helmcommon.StatusDeployed, values)
+	untested := fxRelease(1, helmcommon.StatusDeployed, values, withTestHookNotRun)
+	changed := fxRelease(1, helmcommon.StatusSuperseded, map[string]any{"replicaCount": 3})
 	tested := func(phase helmrelease.HookPhase) *helmrelease.Release {
-		return fxRelease(1, helmrelease.StatusDeployed, values, withTestHook(phase))
+		return fxRelease(1, helmcommon.StatusDeployed, values, withTestHook(phase))
 	}
 	tests := func(s *Spec) { s.Test.Enable = true }
 	retries := func(s *Spec) { s.Upgrade.Remediation.Retries = 3 }
@@ -116,14 +117,14 @@ func TestObserveState_stateAndRollbackTarget(t *testing.T) {
 		target  rollbackTarget
 	}{
 		{name: "no release", want: stateAbsent},
-		{name: "uninstalled and not ours", stored: []*helmrelease.Release{fxRelease(1, helmrelease.StatusUninstalled, values)}, want: stateAbsent},
-		{name: "pending upgrade is locked", stored: []*helmrelease.Release{v1, fxRelease(2, helmrelease.StatusPendingUpgrade, values)},
+		{name: "uninstalled and not ours", stored: []*helmrelease.Release{fxRelease(1, helmcommon.StatusUninstalled, values)}, want: stateAbsent},
+		{name: "pending upgrade is locked", stored: []*helmrelease.Release{v1, fxRelease(2, helmcommon.StatusPendingUpgrade, values)},
 			history: fxHistory(v1), want: stateLocked},
-		{name: "pending install without history is locked", stored: []*helmrelease.Release{fxRelease(1, helmrelease.StatusPendingInstall, values)}, want: stateLocked},
+		{name: "pending install without history is locked", stored: []*helmrelease.Release{fxRelease(1, helmcommon.StatusPendingInstall, values)}, want: stateLocked},
 		{name: "a release this resource did not make", stored: []*helmrelease.Release{v1Deployed}, want: stateUnmanaged},
 		{name: "a newer revision by another client", stored: []*helmrelease.Release{v1, v2Deployed}, history: fxHistory(v1Deployed), want: stateUnmanaged},
 		{name: "digest mismatch: the release changed in storage", stored: []*helmrelease.Release{v1Deployed},
-			history: fxHistory(fxRelease(1, helmrelease.StatusDeployed, map[string]any{"replicaCount": 2})), want: stateUnmanaged},
+			history: fxHistory(fxRelease(1, helmcommon.StatusDeployed, map[string]any{"replicaCount": 2})), want: stateUnmanaged},
 		{name: "values out of sync", stored: []*helmrelease.Release{v1Deployed}, history: fxHistory(v1Deployed),
 			config: map[string]any{"replicaCount": 2}, want: stateOutOfSync},
 		{name: "chart digest out of sync", stored: []*helmrelease.Release{v1Deployed}, history: fxHistory(v1Deployed),
@@ -181,9 +182,9 @@ func TestObserveState_stateAndRollbackTarget(t *testing.T) {
 // only, as helm-controller handles forceAt once.
 func TestDecide_force(t *testing.T) {
 	values := map[string]any{"replicaCount": 1}
-	v1 := fxRelease(1, helmrelease.StatusDeployed, values)
-	v1Superseded := fxRelease(1, helmrelease.StatusSuperseded, values)
-	v2Failed := fxRelease(2, helmrelease.StatusFailed, values)
+	v1 := fxRelease(1, helmcommon.StatusDeployed, values)
+	v1Superseded := fxRelease(1, helmcommon.StatusSuperseded, values)
+	v2Failed := fxRelease(2, helmcommon.StatusFailed, values)
 	exhausted := func(s *Status) { s.UpgradeFailures, s.LastAttemptedReleaseAction = 2, actionUpgrade }
 	cases := []struct {
 		name          string
@@ -200,7 +201,7 @@ func TestDecide_force(t *testing.T) {
 			config: map[string]any{"replicaCount": 2}, first: ActionUpgrade, secondErr: true},
 		{name: "failed and out of retries is upgraded, not remediated", stored: []*helmrelease.Release{v1Superseded, v2Failed},
 			history: fxHistory(v1Superseded, v2Failed), status: exhausted, first: ActionUpgradeFailed, second: ActionRollback},
-		{name: "a locked release is unlocked first", stored: []*helmrelease.Release{fxRelease(1, helmrelease.StatusPendingInstall, values)},
+		{name: "a locked release is unlocked first", stored: []*helmrelease.Release{fxRelease(1, helmcommon.StatusPendingInstall, values)},
 			first: ActionUnlock, second: ActionUnlock},
 	}
 	for _, c := range cases {

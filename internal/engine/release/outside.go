@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	helmrelease "helm.sh/helm/v3/pkg/release"
+	helmrelease "helm.sh/helm/v4/pkg/release/v1"
 )
 
 // changedOutside explains a release in storage that this resource did not

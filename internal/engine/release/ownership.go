@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"strings"
 
-	helmrelease "helm.sh/helm/v3/pkg/release"
-	"helm.sh/helm/v3/pkg/storage/driver"
+	helmcommon "helm.sh/helm/v4/pkg/release/common"
+	helmrelease "helm.sh/helm/v4/pkg/release/v1"
+	"helm.sh/helm/v4/pkg/storage/driver"
 
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
 )
@@ -44,7 +45,7 @@ func (e *ExistsError) Error() string {
 		fmt.Fprintf(&b, "release %s already exists in storage namespace %s", e.ReleaseName, e.StorageNamespace)
 	}
 	fmt.Fprintf(&b, " (%s, revision %d, chart %s), made by %s", e.Status, e.Version, e.Chart, e.Owner)
-	if e.Status == helmrelease.StatusPendingInstall.String() {
+	if e.Status == helmcommon.StatusPendingInstall.String() {
 		b.WriteString("; it is being installed right now, or an apply was killed while installing it")
 	}
 	b.WriteString("; stevedore does not take over a release that this resource instance did not install")
@@ -109,9 +110,9 @@ func existsError(rls *helmrelease.Release, spec *Spec, storageNS string) *Exists
 // nameTaken reports whether err is Helm's refusal to install over a release
 // that appeared since the create looked: its storage's create found the
 // record (the API server's AlreadyExists), or its check found the name in
-// use.
+// use (Helm has no typed error for the check: its text is matched).
 func nameTaken(err error) bool {
-	return errors.Is(err, driver.ErrReleaseExists) || (err != nil && strings.Contains(err.Error(), "cannot re-use a name that is still in use"))
+	return errors.Is(err, driver.ErrReleaseExists) || (err != nil && strings.Contains(err.Error(), "cannot reuse a name that is still in use"))
 }
 
 // OwnedElsewhereError says that destroy found the release stamped with

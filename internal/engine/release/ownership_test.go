@@ -145,10 +145,10 @@ func TestReconcile_concurrentCreatesExactlyOneWins(t *testing.T) {
 		}
 		// The loser's destroy (had it saved anything) would not uninstall
 		// the winner's release.
-		if err := e.Uninstall(ctx, specs[lost]); err == nil {
+		if _, err := e.Uninstall(ctx, specs[lost]); err == nil {
 			t.Fatalf("round %d: the loser's uninstall went ahead over the winner's release", round)
 		}
-		if err := e.Uninstall(ctx, specs[won]); err != nil {
+		if _, err := e.Uninstall(ctx, specs[won]); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -13,9 +13,10 @@ import (
 	"sync"
 
 	"github.com/go-openapi/jsonpointer"
-	"helm.sh/helm/v3/pkg/postrender"
+	"helm.sh/helm/v4/pkg/postrenderer"
 	"k8s.io/apimachinery/pkg/labels"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
 	//lint:ignore SA1019 kustomize's label and patch transformers have no other entry point in API v0; Flux's post-renderer uses them too
 	"sigs.k8s.io/kustomize/api/builtins"
 	"sigs.k8s.io/kustomize/api/krusty"
@@ -43,7 +44,7 @@ type renderStep func(*bytes.Buffer) (*bytes.Buffer, error)
 // postRenderChain runs its steps in order, each on the previous one's output.
 type postRenderChain []renderStep
 
-// Run implements Helm's postrender.PostRenderer.
+// Run implements Helm's postrenderer.PostRenderer.
 func (c postRenderChain) Run(in *bytes.Buffer) (*bytes.Buffer, error) {
 	out := in
 	for _, step := range c {
@@ -59,7 +60,7 @@ func (c postRenderChain) Run(in *bytes.Buffer) (*bytes.Buffer, error) {
 // post-renderer in order, then the origin labels. The origin labels are always
 // added, also without post-renderers, as helm-controller does, so that every
 // object of a release says where it came from.
-func newPostRenderer(spec *Spec) postrender.PostRenderer {
+func newPostRenderer(spec *Spec) postrenderer.PostRenderer {
 	chain := userPostRenderers(spec)
 	name, namespace := spec.Name, spec.Namespace
 	chain = append(chain, func(in *bytes.Buffer) (*bytes.Buffer, error) {

@@ -5,18 +5,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"helm.sh/helm/v3/pkg/storage"
-	"helm.sh/helm/v3/pkg/storage/driver"
 	"io"
 	"slices"
 	"strings"
 
+	"helm.sh/helm/v4/pkg/storage"
+	"helm.sh/helm/v4/pkg/storage/driver"
+
 	"github.com/fluxcd/pkg/ssa/jsondiff"
 	wjsondiff "github.com/wI2L/jsondiff"
-	"helm.sh/helm/v3/pkg/action"
-	helmchart "helm.sh/helm/v3/pkg/chart"
-	helmkube "helm.sh/helm/v3/pkg/kube"
-	helmrelease "helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v4/pkg/action"
+	helmchart "helm.sh/helm/v4/pkg/chart/v2"
+	helmkube "helm.sh/helm/v4/pkg/kube"
+	helmcommon "helm.sh/helm/v4/pkg/release/common"
+	helmrelease "helm.sh/helm/v4/pkg/release/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -77,16 +79,16 @@ func (r *request) preview(ctx context.Context, act Action, s releaseState) (*Pre
 	switch act {
 	case ActionInstall:
 		in := newInstall(cfg, r.spec, r.name, r.sess.releaseNS, s)
-		in.DryRun, in.DryRunOption = true, "server"
-		next, err = in.RunWithContext(ctx, r.chart, r.values)
+		in.DryRunStrategy = action.DryRunServer
+		next, err = runRelease(in.RunWithContext(ctx, r.chart, r.values))
 	case ActionUpgrade, ActionUpgradeFailed:
 		current, err = releaseToPatch(cfg, r.name, s.rls)
 		if err != nil {
 			return nil, err
 		}
 		up := newUpgrade(cfg, r.spec, r.sess.releaseNS)
-		up.DryRun, up.DryRunOption = true, "server"
-		next, err = up.RunWithContext(ctx, r.name, r.chart, r.values)
+		up.DryRunStrategy = action.DryRunServer
+		next, err = runRelease(up.RunWithContext(ctx, r.name, r.chart, r.values))
 	default:
 		return nil, nil
 	}
@@ -155,7 +157,8 @@ func (r *request) preview(ctx context.Context, act Action, s releaseState) (*Pre
 			original.Append(info)
 		}
 	}
-	res, err := kc.Update(original, target, r.spec.Upgrade.Force && act != ActionInstall)
+	res, err := kc.Update(original, target, helmkube.ClientUpdateOptionServerSideApply(false, false),
+		helmkube.ClientUpdateOptionForceReplace(r.spec.Upgrade.Force && act != ActionInstall))
 	if err != nil {
 		pe := &PreviewError{Err: fmt.Errorf("%s would fail: %w", act, err)}
 		if p := renderErrorPath(err.Error()); p != "" {
@@ -204,8 +207,8 @@ func (r *request) previewAsNew(ctx context.Context) (*Preview, error) {
 	built := &buildRecorder{Interface: cfg.KubeClient}
 	cfg.KubeClient = built
 	in := newInstall(cfg, r.spec, r.name, r.sess.releaseNS, releaseState{kind: stateAbsent})
-	in.DryRun, in.DryRunOption = true, "server"
-	next, err := in.RunWithContext(ctx, r.chart, r.values)
+	in.DryRunStrategy = action.DryRunServer
+	next, err := runRelease(in.RunWithContext(ctx, r.chart, r.values))
 	if err != nil {
 		return nil, fmt.Errorf("install would fail: %w", err)
 	}
@@ -224,10 +227,10 @@ func (r *request) previewAsNew(ctx context.Context) (*Preview, error) {
 // releaseToPatch is the release Helm's upgrade patches from: the latest when
 // it is deployed, else the deployed one (as Helm's upgrade chooses).
 func releaseToPatch(cfg *action.Configuration, name string, latest *helmrelease.Release) (*helmrelease.Release, error) {
-	if latest != nil && latest.Info != nil && latest.Info.Status == helmrelease.StatusDeployed {
+	if latest != nil && latest.Info != nil && latest.Info.Status == helmcommon.StatusDeployed {
 		return latest, nil
 	}
-	dep, err := cfg.Releases.Deployed(name)
+	dep, err := releaseStore{cfg.Releases}.Deployed(name)
 	if err == nil {
 		return dep, nil
 	}
@@ -364,8 +367,8 @@ func unknownKinds(crds []helmchart.CRD, err error) *Preview {
 // this resource owns them.
 func (r *request) ownObjectsOfAnotherRelease(ctx context.Context, cfg *action.Configuration, s releaseState) bool {
 	in := newInstall(cfg, r.spec, r.name, r.sess.releaseNS, s)
-	in.DryRun, in.ClientOnly = true, true
-	rel, err := in.RunWithContext(ctx, r.chart, r.values)
+	in.DryRunStrategy = action.DryRunClient
+	rel, err := runRelease(in.RunWithContext(ctx, r.chart, r.values))
 	if err != nil {
 		return false
 	}

@@ -249,7 +249,7 @@ func TestPlan_previewUnknownWhenObjectsOfAnotherStorageExist(t *testing.T) {
 		!strings.Contains(p.Preview.Unknown, "no release in storage namespace default") {
 		t.Fatalf("install over the objects of a release stored elsewhere: %+v, %+v", p, p.Preview)
 	}
-	if err := e.Uninstall(ctx, old); err != nil {
+	if _, err := e.Uninstall(ctx, old); err != nil {
 		t.Fatal(err)
 	}
 	if p, err := e.Plan(ctx, &moved, nil); err != nil || p.Preview == nil || p.Preview.Unknown != "" || len(p.Preview.Changes) != 3 {

@@ -3,7 +3,7 @@ package release
 import (
 	"sync"
 
-	helmrelease "helm.sh/helm/v3/pkg/release"
+	helmrelease "helm.sh/helm/v4/pkg/release/v1"
 )
 
 // readCacheSize bounds the releases a readCache holds: a plan asks for each

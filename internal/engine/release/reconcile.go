@@ -9,10 +9,11 @@ import (
 	"time"
 
 	"github.com/opencontainers/go-digest"
-	"helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/chart/loader"
-	helmrelease "helm.sh/helm/v3/pkg/release"
-	"helm.sh/helm/v3/pkg/storage/driver"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	helmcommon "helm.sh/helm/v4/pkg/release/common"
+	helmrelease "helm.sh/helm/v4/pkg/release/v1"
+	"helm.sh/helm/v4/pkg/storage/driver"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
@@ -359,7 +360,7 @@ func (r *request) finish(ctx context.Context) {
 		clearRelease(r.st)
 	case err == nil:
 		setRelease(r.st, rls)
-		if rls.Info.Status != helmrelease.StatusDeployed || !r.spec.DriftDetection.Mode.Detects() {
+		if rls.Info.Status != helmcommon.StatusDeployed || !r.spec.DriftDetection.Mode.Detects() {
 			r.st.Drift, r.st.Fingerprints = nil, nil
 		} else if !r.driftFresh {
 			// Best effort: a failed detection here must not fail an apply
@@ -378,8 +379,8 @@ func (r *request) finish(ctx context.Context) {
 func setRelease(st *Status, rls *helmrelease.Release) {
 	st.Status = rls.Info.Status.String()
 	st.Version = rls.Version
-	st.FirstDeployed = rls.Info.FirstDeployed.Time
-	st.LastDeployed = rls.Info.LastDeployed.Time
+	st.FirstDeployed = rls.Info.FirstDeployed
+	st.LastDeployed = rls.Info.LastDeployed
 	if md := rls.Chart.Metadata; md != nil {
 		st.ChartName, st.ChartVersion, st.AppVersion = md.Name, md.Version, md.AppVersion
 	}

@@ -7,8 +7,9 @@ import (
 	"slices"
 	"strings"
 
-	"helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v4/pkg/chart/common"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
 )
 
 // ChartIs reports whether the chart archive at path is the chart Helm
@@ -88,8 +89,8 @@ func sameJSON(a, b any) bool {
 
 // diffFiles names the first file that is in one list and not the other, or
 // whose bytes differ; "" when the lists hold the same files.
-func diffFiles(a, b []*chart.File) string {
-	index := func(fs []*chart.File) map[string][]byte {
+func diffFiles(a, b []*common.File) string {
+	index := func(fs []*common.File) map[string][]byte {
 		m := make(map[string][]byte, len(fs))
 		for _, f := range fs {
 			if f != nil {

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/chart/loader"
-	helmrelease "helm.sh/helm/v3/pkg/release"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	helmrelease "helm.sh/helm/v4/pkg/release/v1"
 
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
 )

@@ -5,15 +5,16 @@ import (
 	"errors"
 	"testing"
 
-	kubefake "helm.sh/helm/v3/pkg/kube/fake"
-	helmrelease "helm.sh/helm/v3/pkg/release"
+	kubefake "helm.sh/helm/v4/pkg/kube/fake"
+	helmcommon "helm.sh/helm/v4/pkg/release/common"
+	helmrelease "helm.sh/helm/v4/pkg/release/v1"
 )
 
 // The rollback remediation runner on Helm's memory driver and fake kube
 // client: the conditions, history, storage and counters each outcome leaves.
 func TestRollbackRunner(t *testing.T) {
 	old := map[string]any{"replicaCount": 1}
-	failedUpgrade := []*helmrelease.Release{fxRelease(1, helmrelease.StatusDeployed, old), fxRelease(2, helmrelease.StatusFailed, map[string]any{"replicaCount": 2})}
+	failedUpgrade := []*helmrelease.Release{fxRelease(1, helmcommon.StatusDeployed, old), fxRelease(2, helmcommon.StatusFailed, map[string]any{"replicaCount": 2})}
 	failed := func(stored []*helmrelease.Release) *Status {
 		st := &Status{History: fxHistory(stored...), LastAttemptedReleaseAction: actionUpgrade, Failures: 1, UpgradeFailures: 1}
 		return withConditions(st, CondReleased, "False", ReasonUpgradeFailed)
@@ -38,7 +39,7 @@ func TestRollbackRunner(t *testing.T) {
 	}, {
 		name: "fails after writing a release",
 		runnerCase: runnerCase{stored: failedUpgrade, status: failed, spec: retries,
-			kube: failing(kubefake.FailingKubeClient{UpdateError: errors.New("conflict")})},
+			kube: failing(&kubefake.FailingKubeClient{UpdateError: errors.New("conflict")})},
 		want: runnerWant{conditions: "Ready=False/RollbackFailed Released=False/UpgradeFailed Remediated=False/RollbackFailed",
 			// Helm supersedes the release it rolled back from, and only that.
 			history: "podinfo.v3:failed podinfo.v2:superseded podinfo.v1:deployed", stored: "podinfo.v3:failed podinfo.v2:superseded podinfo.v1:deployed",

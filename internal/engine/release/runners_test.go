@@ -7,12 +7,14 @@ import (
 	"strings"
 	"testing"
 
-	"helm.sh/helm/v3/pkg/chart"
-	helmkube "helm.sh/helm/v3/pkg/kube"
-	kubefake "helm.sh/helm/v3/pkg/kube/fake"
-	helmrelease "helm.sh/helm/v3/pkg/release"
-	"helm.sh/helm/v3/pkg/storage"
-	"helm.sh/helm/v3/pkg/storage/driver"
+	"helm.sh/helm/v4/pkg/chart/common"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	helmkube "helm.sh/helm/v4/pkg/kube"
+	kubefake "helm.sh/helm/v4/pkg/kube/fake"
+	helmreleasei "helm.sh/helm/v4/pkg/release"
+	helmrelease "helm.sh/helm/v4/pkg/release/v1"
+	"helm.sh/helm/v4/pkg/storage"
+	"helm.sh/helm/v4/pkg/storage/driver"
 )
 
 // What the action runners' table tests share: each runner runs its Helm
@@ -25,7 +27,7 @@ func fxChart(withTest bool) *chart.Chart {
 	ch := &chart.Chart{
 		Metadata: &chart.Metadata{APIVersion: chart.APIVersionV2, Name: "podinfo", Version: "1.0.0", AppVersion: "6.0.0"},
 		Values:   map[string]any{"replicaCount": 1},
-		Templates: []*chart.File{{Name: "templates/cm.yaml", Data: []byte(`apiVersion: v1
+		Templates: []*common.File{{Name: "templates/cm.yaml", Data: []byte(`apiVersion: v1
 kind: ConfigMap
 metadata:
   name: {{ .Release.Name }}
@@ -34,7 +36,7 @@ data:
 `)}},
 	}
 	if withTest {
-		ch.Templates = append(ch.Templates, &chart.File{Name: "templates/test.yaml", Data: []byte(`apiVersion: v1
+		ch.Templates = append(ch.Templates, &common.File{Name: "templates/test.yaml", Data: []byte(`apiVersion: v1
 kind: Pod
 metadata:
   name: {{ .Release.Name }}-test
@@ -50,9 +52,9 @@ spec:
 // failing is Helm's fake kube client with the failures f sets; with none
 // it is PrintingKubeClient, which succeeds at everything, with the three-way
 // merge that undoFailedReleases uses.
-func failing(f kubefake.FailingKubeClient) helmkube.Interface {
+func failing(f *kubefake.FailingKubeClient) helmkube.Interface {
 	f.PrintingKubeClient = kubefake.PrintingKubeClient{Out: io.Discard, LogOutput: io.Discard}
-	return &f
+	return f
 }
 
 // storedDriver is Helm's memory driver as a real one behaves: it keeps
@@ -64,40 +66,56 @@ type storedDriver struct {
 	createErr, updateErr error
 }
 
-func (d *storedDriver) Create(key string, rls *helmrelease.Release) error {
+func (d *storedDriver) Create(key string, rls helmreleasei.Releaser) error {
 	if d.createErr != nil {
 		return d.createErr
 	}
-	return d.Driver.Create(key, copyRelease(rls))
+	r, err := asRelease(rls)
+	if err != nil {
+		return err
+	}
+	return d.Driver.Create(key, copyRelease(r))
 }
 
-func (d *storedDriver) Update(key string, rls *helmrelease.Release) error {
+func (d *storedDriver) Update(key string, rls helmreleasei.Releaser) error {
 	if d.updateErr != nil {
 		return d.updateErr
 	}
-	return d.Driver.Update(key, copyRelease(rls))
+	r, err := asRelease(rls)
+	if err != nil {
+		return err
+	}
+	return d.Driver.Update(key, copyRelease(r))
 }
 
-func (d *storedDriver) Get(key string) (*helmrelease.Release, error) {
+func (d *storedDriver) Get(key string) (helmreleasei.Releaser, error) {
 	rls, err := d.Driver.Get(key)
 	if err != nil {
 		return nil, err
 	}
-	return copyRelease(rls), nil
+	r, err := asRelease(rls)
+	if err != nil {
+		return nil, err
+	}
+	return copyRelease(r), nil
 }
 
-func (d *storedDriver) List(filter func(*helmrelease.Release) bool) ([]*helmrelease.Release, error) {
+func (d *storedDriver) List(filter func(helmreleasei.Releaser) bool) ([]helmreleasei.Releaser, error) {
 	return copyReleases(d.Driver.List(filter))
 }
 
-func (d *storedDriver) Query(labels map[string]string) ([]*helmrelease.Release, error) {
+func (d *storedDriver) Query(labels map[string]string) ([]helmreleasei.Releaser, error) {
 	return copyReleases(d.Driver.Query(labels))
 }
 
-func copyReleases(rs []*helmrelease.Release, err error) ([]*helmrelease.Release, error) {
-	out := make([]*helmrelease.Release, len(rs))
+func copyReleases(rs []helmreleasei.Releaser, err error) ([]helmreleasei.Releaser, error) {
+	out := make([]helmreleasei.Releaser, len(rs))
 	for i, r := range rs {
-		out[i] = copyRelease(r)
+		rel, cerr := asRelease(r)
+		if cerr != nil {
+			return nil, cerr
+		}
+		out[i] = copyRelease(rel)
 	}
 	return out, err
 }
@@ -117,7 +135,7 @@ type runnerCase struct {
 // actionFixture is an action request for c on Helm's memory driver with the
 // fixtures' chart, and the storage (without the driver's failures) to
 // assert on.
-func actionFixture(t *testing.T, c runnerCase) (*actionRequest, *storage.Storage) {
+func actionFixture(t *testing.T, c runnerCase) (*actionRequest, releaseStore) {
 	t.Helper()
 	spec := &Spec{Name: fxName, Namespace: fxNS, ChartDigest: "sha256:chart"}
 	if c.spec != nil {
@@ -132,7 +150,7 @@ func actionFixture(t *testing.T, c runnerCase) (*actionRequest, *storage.Storage
 	drv := &storedDriver{Driver: mem, createErr: c.createErr, updateErr: c.updateErr}
 	kc := c.kube
 	if kc == nil {
-		kc = failing(kubefake.FailingKubeClient{})
+		kc = failing(&kubefake.FailingKubeClient{})
 	}
 	values := c.values
 	if values == nil {
@@ -145,7 +163,7 @@ func actionFixture(t *testing.T, c runnerCase) (*actionRequest, *storage.Storage
 		desired: syncInputs{chartName: ch.Name(), chartVersion: ch.Metadata.Version, chartDigest: spec.ChartDigest,
 			configDigest: DigestValues(values), prDigest: postRenderersDigest(spec.PostRenderers)},
 	}
-	return req, storage.Init(&storedDriver{Driver: mem})
+	return req, releaseStore{storage.Init(&storedDriver{Driver: mem})}
 }
 
 // runnerWant is what a runner's run leaves.
@@ -160,7 +178,7 @@ type runnerWant struct {
 	more func(t *testing.T, st *Status)
 }
 
-func (w runnerWant) check(t *testing.T, req *actionRequest, store *storage.Storage, err error) {
+func (w runnerWant) check(t *testing.T, req *actionRequest, store releaseStore, err error) {
 	t.Helper()
 	switch {
 	case w.err == "" && err != nil:
@@ -208,7 +226,7 @@ func conditionsOf(st *Status) string {
 
 // storageOf is the release's revisions in storage, newest first, as historyOf
 // writes the history.
-func storageOf(t *testing.T, store *storage.Storage) string {
+func storageOf(t *testing.T, store releaseStore) string {
 	t.Helper()
 	hist, err := store.History(fxName)
 	if errors.Is(err, driver.ErrReleaseNotFound) {

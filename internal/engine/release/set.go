@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"helm.sh/helm/v3/pkg/strvals"
+	"helm.sh/helm/v4/pkg/strvals"
 )
 
 // SetTypes are the `type`s of a set entry: how Helm's --set family parses its
@@ -27,10 +27,25 @@ type SetValue struct {
 	IsList bool
 }
 
-// SetInto sets s into values with Helm's own parser, helm.sh/helm/v3/pkg/strvals,
+// SetInto sets s into values with Helm's own parser, helm.sh/helm/v4/pkg/strvals,
 // as `helm install --set` and hashicorp/helm's helm_release do. values must
 // not be nil.
+//
+// Helm 4's parser sets nothing, without an error, for a path with an
+// unclosed bracket (`a[x`, `a[0`, `[0]`): an entry that sets nothing is an
+// error here, so that no entry of a configuration is lost without a word.
 func SetInto(values map[string]any, s SetValue) error {
+	probe := map[string]any{}
+	if err := setInto(probe, s); err != nil {
+		return err
+	}
+	if len(probe) == 0 {
+		return fmt.Errorf("%q sets no value: check the path's brackets (a list index is written `name[0]`)", s.Name)
+	}
+	return setInto(values, s)
+}
+
+func setInto(values map[string]any, s SetValue) error {
 	if s.IsList {
 		return strvals.ParseInto(fmt.Sprintf("%s={%s}", s.Name, strings.Join(s.List, ",")), values)
 	}

@@ -32,6 +32,9 @@ func TestSetInto(t *testing.T) {
 			sets: []SetValue{{Name: "image.tag", Value: "x"}, {Name: "image.tag", Value: "y"}},
 			want: map[string]any{"image": map[string]any{"repository": "nginx", "tag": "y"}}},
 		{name: "bad path", sets: []SetValue{{Name: "a[x", Value: "1"}}, err: true},
+		{name: "unclosed index", sets: []SetValue{{Name: "a[0", Value: "1"}}, err: true},
+		{name: "index without a name", sets: []SetValue{{Name: "[0]", Value: "1", Type: "string"}}, err: true},
+		{name: "null is a value", sets: []SetValue{{Name: "a", Value: "null"}}, want: map[string]any{"a": nil}},
 		{name: "bad json", sets: []SetValue{{Name: "a", Value: "{", Type: "json"}}, err: true},
 		{name: "bad type", sets: []SetValue{{Name: "a", Value: "1", Type: "yaml"}}, err: true},
 	} {

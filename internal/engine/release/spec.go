@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/fluxcd/pkg/ssa/jsondiff"
-	helmrelease "helm.sh/helm/v3/pkg/release"
+	helmcommon "helm.sh/helm/v4/pkg/release/common"
 
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
 )
@@ -302,7 +302,6 @@ type Rollback struct {
 	DisableWait        bool
 	DisableWaitForJobs bool
 	Force              bool
-	Recreate           bool
 }
 
 // Uninstall are the uninstall options.
@@ -407,7 +406,7 @@ type Status struct {
 // StatusDeployed is the Helm status in which an apply that succeeds leaves
 // the release: the engine's loop ends only on a deployed release in sync (or
 // drifted, in warn mode).
-const StatusDeployed = string(helmrelease.StatusDeployed)
+const StatusDeployed = string(helmcommon.StatusDeployed)
 
 // Snapshot is one release revision, with helm-controller's snapshot fields.
 type Snapshot struct {

@@ -7,9 +7,10 @@ import (
 	"regexp"
 	"strings"
 
-	"helm.sh/helm/v3/pkg/chart"
-	helmrelease "helm.sh/helm/v3/pkg/release"
-	"helm.sh/helm/v3/pkg/storage/driver"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	helmcommon "helm.sh/helm/v4/pkg/release/common"
+	helmrelease "helm.sh/helm/v4/pkg/release/v1"
+	"helm.sh/helm/v4/pkg/storage/driver"
 
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
@@ -121,7 +122,7 @@ func (r *request) observeState(ctx context.Context, detect bool) (releaseState, 
 	}
 	cur := latest(r.st.History)
 	if cur == nil {
-		if rls.Info.Status == helmrelease.StatusUninstalled {
+		if rls.Info.Status == helmcommon.StatusUninstalled {
 			return releaseState{kind: stateAbsent, rls: rls, reason: "found uninstalled release in storage"}, nil
 		}
 		return releaseState{kind: stateUnmanaged, rls: rls, reason: "found existing release in storage"}, nil
@@ -131,11 +132,11 @@ func (r *request) observeState(ctx context.Context, detect bool) (releaseState, 
 			reason: fmt.Sprintf("release %s/%s.v%d in storage is not the %s this resource made", rls.Namespace, rls.Name, rls.Version, cur.fullName())}, nil
 	}
 	switch rls.Info.Status {
-	case helmrelease.StatusFailed:
+	case helmcommon.StatusFailed:
 		return releaseState{kind: stateFailed, rls: rls, reason: "release is failed", target: r.checkRollbackTarget(rls)}, nil
-	case helmrelease.StatusUninstalled:
+	case helmcommon.StatusUninstalled:
 		return releaseState{kind: stateAbsent, rls: rls, reason: "found uninstalled release in storage"}, nil
-	case helmrelease.StatusDeployed:
+	case helmcommon.StatusDeployed:
 	default:
 		return releaseState{}, fmt.Errorf("unable to determine state for release with status '%s'", rls.Info.Status)
 	}
@@ -170,8 +171,8 @@ func (r *request) observeState(ctx context.Context, detect bool) (releaseState, 
 // not finish: Helm's pending states, and uninstalling, which a destroy that was
 // killed leaves. Either is unlocked (marked failed) before anything else, so
 // that the next upgrade or uninstall can go on from it.
-func stale(s helmrelease.Status) bool {
-	return s.IsPending() || s == helmrelease.StatusUninstalling
+func stale(s helmcommon.Status) bool {
+	return s.IsPending() || s == helmcommon.StatusUninstalling
 }
 
 // lastRelease is the latest release in storage: the one refresh read, once,
@@ -288,7 +289,7 @@ func inferLastAction(rls *helmrelease.Release) string {
 		return ""
 	}
 	d := rls.Info.Description
-	if st := rls.Info.Status; st == helmrelease.StatusDeployed || st == helmrelease.StatusSuperseded {
+	if st := rls.Info.Status; st == helmcommon.StatusDeployed || st == helmcommon.StatusSuperseded {
 		switch {
 		case d == "Install complete":
 			return actionInstall
@@ -322,7 +323,7 @@ func GivenDescription(rls *helmrelease.Release) string {
 	if rls == nil || rls.Info == nil {
 		return ""
 	}
-	if st := rls.Info.Status; st != helmrelease.StatusDeployed && st != helmrelease.StatusSuperseded {
+	if st := rls.Info.Status; st != helmcommon.StatusDeployed && st != helmcommon.StatusSuperseded {
 		return "" // a failure, an unlock or an uninstall: Helm's text (see inferLastAction)
 	}
 	d := rls.Info.Description

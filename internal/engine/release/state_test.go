@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"helm.sh/helm/v3/pkg/chart"
-	helmrelease "helm.sh/helm/v3/pkg/release"
-	helmtime "helm.sh/helm/v3/pkg/time"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	helmcommon "helm.sh/helm/v4/pkg/release/common"
+	helmrelease "helm.sh/helm/v4/pkg/release/v1"
 )
 
 func TestDecide_actionForEachState(t *testing.T) {
@@ -161,7 +161,7 @@ func testRelease() *helmrelease.Release {
 	deployed := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	return &helmrelease.Release{
 		Name: "r", Namespace: "ns", Version: 2,
-		Info:   &helmrelease.Info{Status: helmrelease.StatusDeployed, LastDeployed: helmtime.Time{Time: deployed}},
+		Info:   &helmrelease.Info{Status: helmcommon.StatusDeployed, LastDeployed: deployed},
 		Chart:  &chart.Chart{Metadata: &chart.Metadata{Name: "podinfo", Version: "1.0.0"}},
 		Config: map[string]any{"replicaCount": 2},
 		Hooks: []*helmrelease.Hook{
@@ -178,13 +178,13 @@ func TestTestResults_dueUntilRunForThisDeployment(t *testing.T) {
 		t.Error("a release whose test hooks never ran counts as tested")
 	}
 	// Runs from before this deployment (copied by a rollback) do not count.
-	old := rls.Info.LastDeployed.Time.Add(-time.Hour)
-	rls.Hooks[1].LastRun = helmrelease.HookExecution{StartedAt: helmtime.Time{Time: old}, Phase: helmrelease.HookPhaseSucceeded}
+	old := rls.Info.LastDeployed.Add(-time.Hour)
+	rls.Hooks[1].LastRun = helmrelease.HookExecution{StartedAt: old, Phase: helmrelease.HookPhaseSucceeded}
 	if _, tested := testResults(rls, nil); tested {
 		t.Error("a run before the deployment counts")
 	}
-	now := rls.Info.LastDeployed.Time.Add(time.Minute)
-	rls.Hooks[1].LastRun = helmrelease.HookExecution{StartedAt: helmtime.Time{Time: now}, CompletedAt: helmtime.Time{Time: now}, Phase: helmrelease.HookPhaseFailed}
+	now := rls.Info.LastDeployed.Add(time.Minute)
+	rls.Hooks[1].LastRun = helmrelease.HookExecution{StartedAt: now, CompletedAt: now, Phase: helmrelease.HookPhaseFailed}
 	hooks, tested := testResults(rls, nil)
 	if !tested || len(hooks) != 1 || hooks[0].Name != "a" || hooks[0].Phase != "Failed" {
 		t.Errorf("testResults = %+v, %v", hooks, tested)
@@ -212,7 +212,7 @@ func TestReleaseDigest_stableAcrossTestRunsAndValuesRoundTrip(t *testing.T) {
 	if releaseDigest(rls) != d {
 		t.Error("JSON round trip of the values changed the release digest")
 	}
-	rls.Info.Status = helmrelease.StatusSuperseded
+	rls.Info.Status = helmcommon.StatusSuperseded
 	if releaseDigest(rls) == d {
 		t.Error("a status change did not change the release digest")
 	}
@@ -278,13 +278,14 @@ func TestSummarize_readyFromOtherConditions(t *testing.T) {
 
 func TestIsRenderError_recognizesTemplateErrors(t *testing.T) {
 	for msg, want := range map[string]string{
-		`template: podinfo/templates/cm.yaml:3:10: executing "podinfo/templates/cm.yaml" at <.Values.x.y>: nil pointer`:            "values",
-		`parse error at (podinfo/templates/cm.yaml:3): unexpected "}" in operand`:                                                  "chart",
-		`template: podinfo/templates/cm.yaml:3: function "nope" not defined`:                                                       "chart",
-		`execution error at (podinfo/templates/cm.yaml:1:4): image is required`:                                                    "values",
-		`YAML parse error on podinfo/templates/cm.yaml: error converting YAML to JSON`:                                             "chart",
-		"values don't meet the specifications of the schema(s) in the following chart(s):\npodinfo:\n- replicaCount: Invalid type": "values",
-		`secrets is forbidden: User "system:serviceaccount:default:nobody" cannot list resource`:                                   "",
+		`template: podinfo/templates/cm.yaml:3:10: executing "podinfo/templates/cm.yaml" at <.Values.x.y>: nil pointer`:                                                                   "values",
+		"template failed: podinfo/templates/deployment.yaml:23:28\n  executing \"podinfo/templates/deployment.yaml\" at <.Values.image.repository>:\n    can't evaluate field repository": "values",
+		`parse error at (podinfo/templates/cm.yaml:3): unexpected "}" in operand`:                                                                                                         "chart",
+		`template: podinfo/templates/cm.yaml:3: function "nope" not defined`:                                                                                                              "chart",
+		`execution error at (podinfo/templates/cm.yaml:1:4): image is required`:                                                                                                           "values",
+		`YAML parse error on podinfo/templates/cm.yaml: error converting YAML to JSON`:                                                                                                    "chart",
+		"values don't meet the specifications of the schema(s) in the following chart(s):\npodinfo:\n- replicaCount: Invalid type":                                                        "values",
+		`secrets is forbidden: User "system:serviceaccount:default:nobody" cannot list resource`:                                                                                          "",
 	} {
 		if got := renderErrorPath(msg); got != want {
 			t.Errorf("renderErrorPath(%q) = %q, want %q", msg, got, want)

@@ -5,12 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sort"
 	"strings"
 
-	"helm.sh/helm/v3/pkg/action"
-	"helm.sh/helm/v3/pkg/chartutil"
-	"helm.sh/helm/v3/pkg/releaseutil"
+	"helm.sh/helm/v4/pkg/action"
+	chartutil "helm.sh/helm/v4/pkg/chart/common"
+	releaseutil "helm.sh/helm/v4/pkg/release/v1/util"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
@@ -75,8 +76,8 @@ func Template(ctx context.Context, spec *Spec, opts TemplateOptions) (*Templated
 	if err != nil {
 		return nil, err
 	}
-	in := action.NewInstall(&action.Configuration{Log: func(string, ...any) {}})
-	in.DryRun, in.DryRunOption, in.ClientOnly, in.Replace = true, "true", true, true
+	in := action.NewInstall(action.NewConfiguration(action.ConfigurationSetLogger(slog.DiscardHandler)))
+	in.DryRunStrategy, in.Replace = action.DryRunClient, true
 	in.ReleaseName = ReleaseName(spec)
 	in.Namespace = releaseNamespace(spec)
 	in.IncludeCRDs = opts.IncludeCRDs
@@ -90,8 +91,9 @@ func Template(ctx context.Context, spec *Spec, opts TemplateOptions) (*Templated
 	in.APIVersions = chartutil.VersionSet(opts.APIVersions)
 	if chain := userPostRenderers(spec); len(chain) > 0 {
 		in.PostRenderer = chain
+		in.PostRenderStrategy = action.PostRenderStrategyNoHooks
 	}
-	rel, err := in.RunWithContext(ctx, ch, values)
+	rel, err := runRelease(in.RunWithContext(ctx, ch, values))
 	if err != nil {
 		return nil, actionFailed("template", err)
 	}

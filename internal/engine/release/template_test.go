@@ -4,13 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"helm.sh/helm/v3/pkg/action"
-	"helm.sh/helm/v3/pkg/chart/loader"
-	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v4/pkg/action"
+	chartutil "helm.sh/helm/v4/pkg/chart/common"
+	"helm.sh/helm/v4/pkg/chart/v2/loader"
+	helmrelease "helm.sh/helm/v4/pkg/release/v1"
 
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
@@ -25,8 +27,8 @@ func helmTemplate(t *testing.T, chartPath, name, namespace string, values map[st
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := action.NewInstall(&action.Configuration{Log: t.Logf})
-	in.DryRun, in.ClientOnly, in.Replace = true, true, true
+	in := action.NewInstall(action.NewConfiguration(action.ConfigurationSetLogger(slog.DiscardHandler)))
+	in.DryRunStrategy, in.Replace = action.DryRunClient, true
 	in.ReleaseName, in.Namespace, in.IncludeCRDs = name, namespace, opts.IncludeCRDs
 	if opts.KubeVersion != "" {
 		if in.KubeVersion, err = chartutil.ParseKubeVersion(opts.KubeVersion); err != nil {
@@ -34,10 +36,11 @@ func helmTemplate(t *testing.T, chartPath, name, namespace string, values map[st
 		}
 	}
 	in.APIVersions = opts.APIVersions
-	rel, err := in.Run(ch, values)
+	reli, err := in.Run(ch, values)
 	if err != nil {
 		t.Fatal(err)
 	}
+	rel := reli.(*helmrelease.Release)
 	var b strings.Builder
 	fmt.Fprintln(&b, strings.TrimSpace(rel.Manifest))
 	for _, h := range rel.Hooks {

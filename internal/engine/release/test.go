@@ -27,7 +27,12 @@ func (testRunner) run(_ context.Context, req *actionRequest, _ releaseState) err
 		return errors.New("no release to test")
 	}
 	obs := &observer{}
-	rls, err := newTest(req.sess.config(obs), spec, req.sess.releaseNS).Run(req.name)
+	rlsi, shutdown, err := newTest(req.sess.config(obs), spec, req.sess.releaseNS).Run(req.name)
+	// Helm 4 deletes the test hooks whose policy says so when shut down.
+	if serr := shutdown(); err == nil && serr != nil {
+		err = serr
+	}
+	rls, _ := asRelease(rlsi)
 	if rls != nil && !cur.targets(rls) && err == nil {
 		// Helm tests the latest release; results for another are not ours.
 		err = fmt.Errorf("tested release %s/%s.v%d is not the current release %s", rls.Namespace, rls.Name, rls.Version, cur.fullName())

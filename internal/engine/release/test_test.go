@@ -5,14 +5,15 @@ import (
 	"errors"
 	"testing"
 
-	kubefake "helm.sh/helm/v3/pkg/kube/fake"
-	helmrelease "helm.sh/helm/v3/pkg/release"
+	kubefake "helm.sh/helm/v4/pkg/kube/fake"
+	helmcommon "helm.sh/helm/v4/pkg/release/common"
+	helmrelease "helm.sh/helm/v4/pkg/release/v1"
 )
 
 // The test runner on Helm's memory driver and fake kube client: the
 // conditions, test results, storage and counters each outcome leaves.
 func TestTestRunner(t *testing.T) {
-	installed := []*helmrelease.Release{fxRelease(1, helmrelease.StatusDeployed, nil, withTestHookNotRun,
+	installed := []*helmrelease.Release{fxRelease(1, helmcommon.StatusDeployed, nil, withTestHookNotRun,
 		func(r *helmrelease.Release) { r.Info.Description = "Install complete" })}
 	awaiting := func(stored []*helmrelease.Release) *Status {
 		st := &Status{History: fxHistory(stored...), LastAttemptedReleaseAction: actionInstall}
@@ -39,14 +40,14 @@ func TestTestRunner(t *testing.T) {
 	}, {
 		name: "fails, counting against the install's retries",
 		runnerCase: runnerCase{stored: installed, status: awaiting, spec: tests,
-			kube: failing(kubefake.FailingKubeClient{WatchUntilReadyError: errors.New("pod podinfo-test failed")})},
+			kube: failing(&kubefake.FailingKubeClient{WatchUntilReadyError: errors.New("pod podinfo-test failed")})},
 		want: runnerWant{conditions: "Ready=False/TestFailed Released=True/InstallSucceeded TestSuccess=False/TestFailed",
 			history: "podinfo.v1:deployed", stored: "podinfo.v1:deployed", failures: [3]int64{1, 1, 0}, lastAction: actionInstall,
 			more: hookPhase("Failed")},
 	}, {
 		name: "fails, ignored",
 		runnerCase: runnerCase{stored: installed, status: awaiting, spec: func(s *Spec) { s.Test = Test{Enable: true, IgnoreFailures: true} },
-			kube: failing(kubefake.FailingKubeClient{WatchUntilReadyError: errors.New("pod podinfo-test failed")})},
+			kube: failing(&kubefake.FailingKubeClient{WatchUntilReadyError: errors.New("pod podinfo-test failed")})},
 		want: runnerWant{conditions: "Ready=True/InstallSucceeded Released=True/InstallSucceeded TestSuccess=False/TestFailed",
 			history: "podinfo.v1:deployed", stored: "podinfo.v1:deployed", failures: [3]int64{1, 0, 0}, lastAction: actionInstall,
 			more: hookPhase("Failed")},

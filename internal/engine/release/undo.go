@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"sort"
 
-	helmkube "helm.sh/helm/v3/pkg/kube"
-	helmrelease "helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v4/pkg/action"
+	helmkube "helm.sh/helm/v4/pkg/kube"
+	helmcommon "helm.sh/helm/v4/pkg/release/common"
+	helmrelease "helm.sh/helm/v4/pkg/release/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/cli-runtime/pkg/resource"
@@ -31,7 +32,7 @@ import (
 // then starts from the state Helm assumes. Objects the release does not own
 // (Helm refused to adopt them) are never touched.
 func undoFailedReleases(ctx context.Context, r *actionRequest, latest *helmrelease.Release) error {
-	if latest == nil || latest.Info == nil || latest.Info.Status != helmrelease.StatusFailed {
+	if latest == nil || latest.Info == nil || latest.Info.Status != helmcommon.StatusFailed {
 		return nil // the usual upgrade: nothing failed since the last deployed release
 	}
 	hist, err := r.sess.storage(nil).History(r.name)
@@ -46,15 +47,12 @@ func undoFailedReleases(ctx context.Context, r *actionRequest, latest *helmrelea
 	// fails the upgrade itself, with Helm's error: nothing to undo towards.
 	cfg := r.sess.config(nil)
 	up := newUpgrade(cfg, r.spec, r.sess.releaseNS)
-	up.DryRun = true
-	next, err := up.RunWithContext(ctx, r.name, r.chart, r.values)
+	up.DryRunStrategy = action.DryRunClient
+	next, err := runRelease(up.RunWithContext(ctx, r.name, r.chart, r.values))
 	if err != nil {
 		return nil
 	}
-	kc, ok := cfg.KubeClient.(threeWayMerger)
-	if !ok {
-		return fmt.Errorf("kube client %T does not merge three-way", cfg.KubeClient)
-	}
+	kc := cfg.KubeClient
 	kept, err := kc.Build(bytes.NewBufferString(deployed.Manifest), false)
 	if err != nil {
 		return fmt.Errorf("build the objects of %s.v%d: %w", deployed.Name, deployed.Version, err)
@@ -81,7 +79,8 @@ func undoFailedReleases(ctx context.Context, r *actionRequest, latest *helmrelea
 		if len(original) == 0 {
 			continue
 		}
-		if _, err := kc.UpdateThreeWayMerge(original, patch, false); err != nil {
+		if _, err := kc.Update(original, patch, helmkube.ClientUpdateOptionServerSideApply(false, false),
+			helmkube.ClientUpdateOptionThreeWayMergeForUnstructured(true)); err != nil {
 			return fmt.Errorf("failed release %s.v%d: %w", f.Name, f.Version, err)
 		}
 	}
@@ -94,7 +93,7 @@ func undoFailedReleases(ctx context.Context, r *actionRequest, latest *helmrelea
 func failedSinceDeployed(hist []*helmrelease.Release) ([]*helmrelease.Release, *helmrelease.Release) {
 	var deployed *helmrelease.Release
 	for _, h := range hist {
-		if h.Info != nil && h.Info.Status == helmrelease.StatusDeployed && (deployed == nil || h.Version > deployed.Version) {
+		if h.Info != nil && h.Info.Status == helmcommon.StatusDeployed && (deployed == nil || h.Version > deployed.Version) {
 			deployed = h
 		}
 	}
@@ -103,19 +102,12 @@ func failedSinceDeployed(hist []*helmrelease.Release) ([]*helmrelease.Release, *
 	}
 	var failed []*helmrelease.Release
 	for _, h := range hist {
-		if h.Version > deployed.Version && h.Info != nil && h.Info.Status == helmrelease.StatusFailed {
+		if h.Version > deployed.Version && h.Info != nil && h.Info.Status == helmcommon.StatusFailed {
 			failed = append(failed, h)
 		}
 	}
 	sort.Slice(failed, func(i, j int) bool { return failed[i].Version < failed[j].Version })
 	return failed, deployed
-}
-
-// threeWayMerger is the part of Helm's kube client that undoFailedReleases
-// uses.
-type threeWayMerger interface {
-	Build(reader io.Reader, validate bool) (helmkube.ResourceList, error)
-	helmkube.InterfaceThreeWayMerge
 }
 
 // ownedInCluster returns the objects of list that exist in the cluster with

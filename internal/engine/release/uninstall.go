@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	helmrelease "helm.sh/helm/v3/pkg/release"
+	helmcommon "helm.sh/helm/v4/pkg/release/common"
 )
 
 // Messages of an uninstall remediation's Remediated condition,
@@ -43,9 +43,9 @@ func (uninstallRunner) run(_ context.Context, req *actionRequest, _ releaseState
 		if before.targets(d) {
 			// Purged (no keep_history): what remains is our record of it.
 			c := latest(st.History)
-			c.Status = helmrelease.StatusUninstalled.String()
+			c.Status = helmcommon.StatusUninstalled.String()
 			if c.Deleted.IsZero() && d.Info != nil {
-				c.Deleted = d.Info.Deleted.Time
+				c.Deleted = d.Info.Deleted
 			}
 			changed = true
 		}

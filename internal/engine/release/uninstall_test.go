@@ -5,14 +5,19 @@ import (
 	"errors"
 	"testing"
 
-	kubefake "helm.sh/helm/v3/pkg/kube/fake"
-	helmrelease "helm.sh/helm/v3/pkg/release"
+	helmkube "helm.sh/helm/v4/pkg/kube"
+	kubefake "helm.sh/helm/v4/pkg/kube/fake"
+	helmcommon "helm.sh/helm/v4/pkg/release/common"
+	helmrelease "helm.sh/helm/v4/pkg/release/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/cli-runtime/pkg/resource"
 )
 
 // The uninstall remediation runner on Helm's memory driver and fake kube
 // client: the conditions, history, storage and counters each outcome leaves.
 func TestUninstallRunner(t *testing.T) {
-	failedInstall := []*helmrelease.Release{fxRelease(1, helmrelease.StatusFailed, nil,
+	failedInstall := []*helmrelease.Release{fxRelease(1, helmcommon.StatusFailed, nil,
 		func(r *helmrelease.Release) { r.Info.Description = `Release "podinfo" failed: timed out` })}
 	failed := func(stored []*helmrelease.Release) *Status {
 		st := &Status{History: fxHistory(stored...), LastAttemptedReleaseAction: actionInstall, Failures: 1, InstallFailures: 1}
@@ -38,7 +43,7 @@ func TestUninstallRunner(t *testing.T) {
 		name: "fails after changing storage",
 		runnerCase: runnerCase{stored: failedInstall, status: failed,
 			spec: func(s *Spec) { retries(s); s.Uninstall.KeepHistory = true },
-			kube: failing(kubefake.FailingKubeClient{BuildDummy: true, DeleteWithPropagationError: errors.New("forbidden")})},
+			kube: failing(&kubefake.FailingKubeClient{DummyResources: fxResources(), DeleteError: errors.New("forbidden")})},
 		want: runnerWant{conditions: "Ready=False/UninstallFailed Released=False/InstallFailed Remediated=False/UninstallFailed",
 			// Helm stops at the failed delete: the next apply unlocks it.
 			history: "podinfo.v1:uninstalling", stored: "podinfo.v1:uninstalling", failures: [3]int64{2, 1, 0}, lastAction: actionInstall},
@@ -61,4 +66,12 @@ func TestUninstallRunner(t *testing.T) {
 			tc.want.check(t, req, store, err)
 		})
 	}
+}
+
+// fxResources is the fixtures' ConfigMap as Helm's kube client builds it,
+// with no client: Helm's uninstall deletes it without reading it first (its
+// ownership check needs a client).
+func fxResources() helmkube.ResourceList {
+	return helmkube.ResourceList{&resource.Info{Name: fxName, Namespace: fxNS,
+		Mapping: &meta.RESTMapping{GroupVersionKind: schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}}}}
 }

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"strings"
 
-	helmrelease "helm.sh/helm/v3/pkg/release"
-	"helm.sh/helm/v3/pkg/storage/driver"
+	helmcommon "helm.sh/helm/v4/pkg/release/common"
+	"helm.sh/helm/v4/pkg/storage/driver"
 )
 
 // Messages of an unlock's Released condition, helm-controller's wording.
@@ -25,7 +25,7 @@ type unlockRunner struct{}
 func (unlockRunner) run(_ context.Context, req *actionRequest, _ releaseState) error {
 	st, spec := req.st, req.spec
 	obs := &observer{}
-	store := req.sess.config(obs).Releases
+	store := req.sess.storage(obs)
 	rls, err := store.Last(req.name)
 	if errors.Is(err, driver.ErrReleaseNotFound) {
 		return nil // gone meanwhile: the next observation decides
@@ -38,7 +38,7 @@ func (unlockRunner) run(_ context.Context, req *actionRequest, _ releaseState) e
 	}
 	snap := snapshotOf(rls, "")
 	status := rls.Info.Status
-	rls.SetStatus(helmrelease.StatusFailed, fmt.Sprintf("Release unlocked from stale '%s' state", status))
+	rls.SetStatus(helmcommon.StatusFailed, fmt.Sprintf("Release unlocked from stale '%s' state", status))
 	if err := store.Update(rls); err != nil {
 		st.Failures++
 		setCondition(st, CondReleased, "False", ReasonPendingRelease, fmt.Sprintf(fmtUnlockFailure, snap.fullName(), snap.chartRef(), status, strings.TrimSpace(err.Error())))

@@ -5,8 +5,9 @@ import (
 	"errors"
 	"testing"
 
-	"helm.sh/helm/v3/pkg/chart"
-	helmrelease "helm.sh/helm/v3/pkg/release"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	helmcommon "helm.sh/helm/v4/pkg/release/common"
+	helmrelease "helm.sh/helm/v4/pkg/release/v1"
 )
 
 // An upgrade that the API server stopped answering in the middle of leaves
@@ -17,16 +18,16 @@ import (
 // that Helm recorded as failed does use up the retries, as in Flux.
 func TestUnlock_interruptedUpgradeIsNoFailedAttempt(t *testing.T) {
 	values := map[string]any{"replicaCount": 2}
-	v1 := fxRelease(1, helmrelease.StatusDeployed, map[string]any{"replicaCount": 1})
+	v1 := fxRelease(1, helmcommon.StatusDeployed, map[string]any{"replicaCount": 1})
 	for _, tc := range []struct {
 		name     string
-		written  helmrelease.Status // what storage holds of v2 after the first apply
+		written  helmcommon.Status // what storage holds of v2 after the first apply
 		failures int64
 		next     Action
 		exceeded bool
 	}{
-		{name: "left pending by a stalled API server", written: helmrelease.StatusPendingUpgrade, failures: 0, next: ActionUpgradeFailed},
-		{name: "recorded failed by Helm", written: helmrelease.StatusFailed, failures: 1, exceeded: true},
+		{name: "left pending by a stalled API server", written: helmcommon.StatusPendingUpgrade, failures: 0, next: ActionUpgradeFailed},
+		{name: "recorded failed by Helm", written: helmcommon.StatusFailed, failures: 1, exceeded: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			spec := &Spec{Name: fxName, Namespace: fxNS, ChartDigest: "sha256:chart"} // upgrade.remediation.retries = 0
@@ -62,7 +63,7 @@ func TestUnlock_interruptedUpgradeIsNoFailedAttempt(t *testing.T) {
 				if st.UpgradeFailures != 0 || st.Failures != 1 {
 					t.Fatalf("the unlock counted as a failure: %d upgrade failures, %d failures", st.UpgradeFailures, st.Failures)
 				}
-				if rls, err := again.lastRelease(); err != nil || rls.Info.Status != helmrelease.StatusFailed {
+				if rls, err := again.lastRelease(); err != nil || rls.Info.Status != helmcommon.StatusFailed {
 					t.Fatalf("after the unlock storage holds %+v, %v; want v2 failed", rls, err)
 				}
 				if s, err = again.observeState(ctx, false); err != nil {
@@ -90,8 +91,8 @@ func TestUnlock_interruptedUpgradeIsNoFailedAttempt(t *testing.T) {
 // The unlock runner on Helm's memory driver: the conditions, history,
 // storage and counters each outcome leaves.
 func TestUnlockRunner(t *testing.T) {
-	v1 := fxRelease(1, helmrelease.StatusDeployed, nil)
-	pending := func(status helmrelease.Status) []*helmrelease.Release {
+	v1 := fxRelease(1, helmcommon.StatusDeployed, nil)
+	pending := func(status helmcommon.Status) []*helmrelease.Release {
 		return []*helmrelease.Release{v1, fxRelease(2, status, map[string]any{"replicaCount": 2})}
 	}
 	upgraded := func(stored []*helmrelease.Release) *Status {
@@ -103,26 +104,26 @@ func TestUnlockRunner(t *testing.T) {
 		want runnerWant
 	}{{
 		name:       "marks a pending upgrade failed",
-		runnerCase: runnerCase{stored: pending(helmrelease.StatusPendingUpgrade), status: upgraded},
+		runnerCase: runnerCase{stored: pending(helmcommon.StatusPendingUpgrade), status: upgraded},
 		want: runnerWant{conditions: "Ready=False/PendingRelease Released=False/PendingRelease",
 			history: "podinfo.v2:failed podinfo.v1:deployed", stored: "podinfo.v2:failed podinfo.v1:deployed",
 			failures: [3]int64{1, 0, 0}, lastAction: actionUpgrade},
 	}, {
 		name:       "marks a release a killed destroy left uninstalling failed",
-		runnerCase: runnerCase{stored: pending(helmrelease.StatusUninstalling), status: upgraded},
+		runnerCase: runnerCase{stored: pending(helmcommon.StatusUninstalling), status: upgraded},
 		want: runnerWant{conditions: "Ready=False/PendingRelease Released=False/PendingRelease",
 			history: "podinfo.v2:failed podinfo.v1:deployed", stored: "podinfo.v2:failed podinfo.v1:deployed",
 			failures: [3]int64{1, 0, 0}, lastAction: actionUpgrade},
 	}, {
 		name: "fails to store the release",
-		runnerCase: runnerCase{stored: pending(helmrelease.StatusPendingInstall), status: upgraded,
+		runnerCase: runnerCase{stored: pending(helmcommon.StatusPendingInstall), status: upgraded,
 			updateErr: errors.New("no answer from the Kubernetes API server")},
 		want: runnerWant{err: "unlock failed", conditions: "Ready=False/PendingRelease Released=False/PendingRelease",
 			history: "podinfo.v2:pending-install podinfo.v1:deployed", stored: "podinfo.v2:pending-install podinfo.v1:deployed",
 			failures: [3]int64{2, 0, 0}, lastAction: actionUpgrade},
 	}, {
 		name:       "leaves a release that is no longer pending",
-		runnerCase: runnerCase{stored: pending(helmrelease.StatusDeployed), status: upgraded},
+		runnerCase: runnerCase{stored: pending(helmcommon.StatusDeployed), status: upgraded},
 		want: runnerWant{history: "podinfo.v2:deployed podinfo.v1:deployed", stored: "podinfo.v2:deployed podinfo.v1:deployed",
 			failures: [3]int64{1, 0, 0}, lastAction: actionUpgrade},
 	}, {

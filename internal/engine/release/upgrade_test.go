@@ -5,16 +5,17 @@ import (
 	"errors"
 	"testing"
 
-	kubefake "helm.sh/helm/v3/pkg/kube/fake"
-	helmrelease "helm.sh/helm/v3/pkg/release"
+	kubefake "helm.sh/helm/v4/pkg/kube/fake"
+	helmcommon "helm.sh/helm/v4/pkg/release/common"
+	helmrelease "helm.sh/helm/v4/pkg/release/v1"
 )
 
 // The upgrade runner on Helm's memory driver and fake kube client: the
 // conditions, history, storage and counters each outcome leaves.
 func TestUpgradeRunner(t *testing.T) {
 	old := map[string]any{"replicaCount": 1}
-	deployed := []*helmrelease.Release{fxRelease(1, helmrelease.StatusDeployed, old)}
-	failedUpgrade := []*helmrelease.Release{fxRelease(1, helmrelease.StatusDeployed, old), fxRelease(2, helmrelease.StatusFailed, old)}
+	deployed := []*helmrelease.Release{fxRelease(1, helmcommon.StatusDeployed, old)}
+	failedUpgrade := []*helmrelease.Release{fxRelease(1, helmcommon.StatusDeployed, old), fxRelease(2, helmcommon.StatusFailed, old)}
 	made := func(stored []*helmrelease.Release) *Status {
 		st := &Status{History: fxHistory(stored...), LastAttemptedReleaseAction: actionInstall}
 		return withConditions(st, CondReleased, "True", ReasonInstallSucceeded, CondTestSuccess, "False", ReasonTestFailed)
@@ -55,7 +56,7 @@ func TestUpgradeRunner(t *testing.T) {
 	}, {
 		name: "fails after writing the release",
 		runnerCase: runnerCase{stored: deployed, status: made,
-			kube: failing(kubefake.FailingKubeClient{WaitError: errors.New("timed out waiting for the condition")})},
+			kube: failing(&kubefake.FailingKubeClient{WaitError: errors.New("timed out waiting for the condition")})},
 		state: stateOutOfSync,
 		want: runnerWant{conditions: "Ready=False/UpgradeFailed Released=False/UpgradeFailed",
 			history: "podinfo.v2:failed podinfo.v1:deployed", stored: "podinfo.v2:failed podinfo.v1:deployed",
@@ -63,7 +64,7 @@ func TestUpgradeRunner(t *testing.T) {
 	}, {
 		name: "fails without writing a release",
 		runnerCase: runnerCase{stored: deployed, status: made,
-			kube: failing(kubefake.FailingKubeClient{BuildError: errors.New("no kind Widget")})},
+			kube: failing(&kubefake.FailingKubeClient{BuildError: errors.New("no kind Widget")})},
 		state: stateOutOfSync,
 		want: runnerWant{err: "upgrade failed", conditions: "Ready=False/UpgradeFailed Released=False/UpgradeFailed",
 			history: "podinfo.v1:deployed", stored: "podinfo.v1:deployed", failures: [3]int64{1, 0, 0}, lastAction: actionUpgrade},

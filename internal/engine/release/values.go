@@ -10,7 +10,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/opencontainers/go-digest"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
-	helmchartutil "helm.sh/helm/v3/pkg/chartutil"
+	helmchartutil "helm.sh/helm/v4/pkg/chart/common"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
