@@ -986,14 +986,11 @@ func addReleaseDiag(diags *diag.Diagnostics, summary string, err error) {
 // are not known yet, about a release of its name in storage, as soon as the
 // names that find it are known.
 func (r *helmReleaseResource) warnCreateConflict(ctx context.Context, plan *helmReleaseModel, resp *resource.ModifyPlanResponse) {
-	for _, v := range []types.String{plan.Name, plan.Namespace, plan.ReleaseName, plan.TargetNamespace, plan.StorageNamespace, plan.ServiceAccountName} {
-		if v.IsUnknown() {
-			return
-		}
+	b := newSpecBuilder()
+	spec := b.release(ctx, plan)
+	if slices.ContainsFunc([]string{"name", "namespace", "release_name", "target_namespace", "storage_namespace", "service_account_name"}, b.isUnknown) {
+		return
 	}
-	spec := &release.Spec{Name: plan.Name.ValueString(), Namespace: plan.Namespace.ValueString(), ReleaseName: plan.ReleaseName.ValueString(),
-		TargetNamespace: plan.TargetNamespace.ValueString(), StorageNamespace: plan.StorageNamespace.ValueString(),
-		ServiceAccountName: plan.ServiceAccountName.ValueString()}
 	if c, err := r.engine().CreateConflict(ctx, spec); err == nil && c != nil {
 		addConflictWarning(&resp.Diagnostics, plan.ID.ValueString(), c)
 	}

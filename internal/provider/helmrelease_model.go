@@ -215,6 +215,13 @@ type kustomizeImageModel struct {
 // engine completes with its defaults (release.Spec.withDefaults).
 func helmReleaseSpec(ctx context.Context, m *helmReleaseModel) (*release.Spec, bool, diag.Diagnostics) {
 	b := newSpecBuilder()
+	spec := b.release(ctx, m)
+	known, diags := b.result()
+	return spec, known, diags
+}
+
+// release reads the release's attributes into its spec.
+func (b *specBuilder) release(ctx context.Context, m *helmReleaseModel) *release.Spec {
 	spec := &release.Spec{
 		Name:               b.str("name", m.Name),
 		Namespace:          b.str("namespace", m.Namespace),
@@ -253,8 +260,7 @@ func helmReleaseSpec(ctx context.Context, m *helmReleaseModel) (*release.Spec, b
 		// apply only: the resource finds the archive by digest
 		// (chartOnThisMachine).
 	}
-	known, diags := b.result()
-	return spec, known, diags
+	return spec
 }
 
 // values are the inline values, an object or a YAML string.

@@ -541,11 +541,10 @@ func (r *resourceSetResource) Delete(ctx context.Context, req resource.DeleteReq
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	spec, known, diags := specFrom(ctx, &state)
+	// State holds no unknown value; were one there, it would read as empty,
+	// and the delete goes by the inventory.
+	spec, _, diags := specFrom(ctx, &state)
 	resp.Diagnostics.Append(diags...)
-	if !known {
-		spec = &resourceset.Spec{Name: state.Name.ValueString(), Namespace: state.Namespace.ValueString()}
-	}
 	spec.Owner = readOwner(ctx, req.Private)
 	inv, diags := inventoryEntries(ctx, state.Inventory)
 	resp.Diagnostics.Append(diags...)
