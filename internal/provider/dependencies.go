@@ -1,11 +1,11 @@
 package provider
 
 import (
-	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
 )
 
@@ -53,19 +53,22 @@ func dependenciesBlock(what string) schema.ListNestedBlock {
 // dependenciesFrom converts the blocks; known is false when a value is not
 // known yet.
 func dependenciesFrom(list []dependencyModel) (deps []kube.Dependency, known bool) {
-	deps = make([]kube.Dependency, 0, len(list))
-	for _, d := range list {
-		for _, v := range []attr.Value{d.APIVersion, d.Kind, d.Name, d.Namespace, d.Ready, d.ReadyExpr} {
-			if v.IsUnknown() {
-				return nil, false
-			}
-		}
+	b := newSpecBuilder()
+	deps = b.dependencies(list)
+	return deps, b.known()
+}
+
+// dependencies reads the `dependencies` blocks.
+func (b *specBuilder) dependencies(list []dependencyModel) []kube.Dependency {
+	deps := make([]kube.Dependency, 0, len(list))
+	for i, d := range list {
+		e := b.under(fielderr.Index("dependencies", i))
 		deps = append(deps, kube.Dependency{
-			APIVersion: d.APIVersion.ValueString(), Kind: d.Kind.ValueString(), Name: d.Name.ValueString(),
-			Namespace: d.Namespace.ValueString(), Ready: d.Ready.ValueBool(), ReadyExpr: d.ReadyExpr.ValueString(),
+			APIVersion: e.str("api_version", d.APIVersion), Kind: e.str("kind", d.Kind), Name: e.str("name", d.Name),
+			Namespace: e.str("namespace", d.Namespace), Ready: e.boolean("ready", d.Ready), ReadyExpr: e.str("ready_expr", d.ReadyExpr),
 		})
 	}
-	return deps, true
+	return deps
 }
 
 // validateDependencies reports, at validation, the definitions that no

@@ -133,15 +133,14 @@ func (d *helmTemplateDataSource) Read(ctx context.Context, req datasource.ReadRe
 			return
 		}
 	}
+	b := newSpecBuilder()
 	opts := release.TemplateOptions{
-		KubeVersion: m.KubeVersion.ValueString(),
-		IncludeCRDs: m.IncludeCRDs.ValueBool(),
-		SkipTests:   m.SkipTests.ValueBool(),
+		KubeVersion: b.str("kube_version", m.KubeVersion),
+		APIVersions: b.strings("api_versions", m.APIVersions),
+		IncludeCRDs: b.boolean("include_crds", m.IncludeCRDs),
+		SkipTests:   b.boolean("skip_tests", m.SkipTests),
 	}
-	if !m.APIVersions.IsNull() {
-		resp.Diagnostics.Append(m.APIVersions.ElementsAs(ctx, &opts.APIVersions, false)...)
-	}
-	if resp.Diagnostics.HasError() {
+	if resp.Diagnostics.Append(b.diags...); resp.Diagnostics.HasError() {
 		return
 	}
 	out, err := release.Template(ctx, spec, opts)
@@ -172,7 +171,7 @@ func (d *helmTemplateDataSource) fetchInlineChart(ctx context.Context, id string
 		return false
 	}
 	r := &helmReleaseResource{data: d.data}
-	cspec, known, ds := r.inlineChartSpec(ctx, c)
+	cspec, known, ds := r.inlineChartSpec(c)
 	diags.Append(ds...)
 	if !known && !diags.HasError() {
 		diags.AddAttributeError(path.Root("chart"), "Unknown values", "a chart attribute is not known yet")

@@ -137,9 +137,7 @@ func (r *helmChartArtifactResource) Configure(_ context.Context, req resource.Co
 	r.data = providerDataFrom(req, resp)
 }
 
-func (r *helmChartArtifactResource) engine() *chart.Engine {
-	return chart.New(chart.Options{CacheDir: r.data.cacheDir, IndexTTL: r.data.indexTTL})
-}
+func (r *helmChartArtifactResource) engine() *chart.Engine { return r.data.charts }
 
 // ValidateConfig checks what the attribute validators cannot see alone.
 func (r *helmChartArtifactResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
@@ -236,52 +234,43 @@ func validateArtifactPaths(ctx context.Context, m *helmChartArtifactModel, diags
 	}
 }
 
-// artifactSpec is chartSpec with the artifact's own attributes.
-func (r *helmChartArtifactResource) artifactSpec(ctx context.Context, m *helmChartArtifactModel) (chart.Spec, bool, diag.Diagnostics) {
-	spec, known, diags := m.chartSourceModel.chartSpec(ctx, r.data)
-	if !known || diags.HasError() {
-		return spec, known, diags
-	}
-	if m.SourceRoot.IsUnknown() {
-		return chart.Spec{}, false, diags
-	}
-	spec.SourceRoot = m.SourceRoot.ValueString()
-	return spec, true, diags
+// artifactSpec is the chart engine's spec of the artifact: its chart source
+// (chartSpec) and its source root; known is false when a value it needs is
+// unknown.
+func (r *helmChartArtifactResource) artifactSpec(m *helmChartArtifactModel) (chart.Spec, bool, diag.Diagnostics) {
+	b := newSpecBuilder()
+	spec := m.chartSpec(b, r.data)
+	spec.SourceRoot = b.str("source_root", m.SourceRoot)
+	known, diags := b.result()
+	return spec, known, diags
 }
 
-// chartSpec builds the chart engine's spec of a chart source, the artifact's
-// or a release's inline chart, with the credentials of the provider's
-// registries (data; nil when the provider is not configured yet); ok is false
-// when a value it needs is unknown.
-func (m *chartSourceModel) chartSpec(ctx context.Context, data *providerData) (chart.Spec, bool, diag.Diagnostics) {
-	var diags diag.Diagnostics
-	for _, v := range m.values() {
-		if v.IsUnknown() {
-			return chart.Spec{}, false, nil
-		}
-	}
-	var valuesFiles []string
-	if !m.ValuesFiles.IsNull() {
-		diags.Append(m.ValuesFiles.ElementsAs(ctx, &valuesFiles, false)...)
-	}
+// chartSpec reads a chart source, the artifact's or a release's inline
+// chart (with b under `chart`), into the chart engine's spec, with the
+// credentials of the provider's registries (data; nil when the provider is
+// not configured yet).
+func (m *chartSourceModel) chartSpec(b *specBuilder, data *providerData) chart.Spec {
 	spec := chart.Spec{
-		Repository:               m.Repository.ValueString(),
-		SourcePath:               m.SourcePath.ValueString(),
-		Chart:                    m.Chart.ValueString(),
-		Version:                  m.Version.ValueString(),
-		ValuesFiles:              valuesFiles,
-		IgnoreMissingValuesFiles: m.IgnoreMissingValuesFiles.ValueBool(),
-		ReconcileStrategy:        m.ReconcileStrategy.ValueString(),
-		Insecure:                 m.Insecure.ValueBool(),
+		Repository:               b.str("repository", m.Repository),
+		SourcePath:               b.str("source_path", m.SourcePath),
+		Chart:                    b.str("chart", m.Chart),
+		Version:                  b.str("version", m.Version),
+		ValuesFiles:              b.strings("values_files", m.ValuesFiles),
+		IgnoreMissingValuesFiles: b.boolean("ignore_missing_values_files", m.IgnoreMissingValuesFiles),
+		ReconcileStrategy:        b.str("reconcile_strategy", m.ReconcileStrategy),
+		Insecure:                 b.boolean("insecure", m.Insecure),
 		Auth: chart.Auth{
-			Username:              m.Username.ValueString(),
-			Password:              m.Password.ValueString(),
-			CAPEM:                 []byte(m.CAPEM.ValueString()),
-			CertPEM:               []byte(m.CertPEM.ValueString()),
-			KeyPEM:                []byte(m.KeyPEM.ValueString()),
-			InsecureSkipTLSVerify: m.InsecureSkipTLSVerify.ValueBool(),
-			PassCredentials:       m.PassCredentials.ValueBool(),
+			Username:              b.str("username", m.Username),
+			Password:              b.str("password", m.Password),
+			CAPEM:                 []byte(b.str("ca_pem", m.CAPEM)),
+			CertPEM:               []byte(b.str("cert_pem", m.CertPEM)),
+			KeyPEM:                []byte(b.str("key_pem", m.KeyPEM)),
+			InsecureSkipTLSVerify: b.boolean("insecure_skip_tls_verify", m.InsecureSkipTLSVerify),
+			PassCredentials:       b.boolean("pass_credentials", m.PassCredentials),
 		},
+	}
+	if v := m.Verify; v != nil {
+		spec.Verify = v.verify(b.under("verify"))
 	}
 	if spec.Auth.Username == "" && spec.Auth.Password == "" && spec.Repository != "" && data != nil {
 		if c, ok := registryFor(data.registries, spec.Repository); ok {
@@ -299,23 +288,20 @@ func (m *chartSourceModel) chartSpec(ctx context.Context, data *providerData) (c
 			return chart.Auth{}
 		}
 	}
-	if v := m.Verify; v != nil {
-		spec.Verify = &chart.Verify{Provider: v.Provider.ValueString()}
-		if spec.Verify.Provider == "" {
-			spec.Verify.Provider = "cosign"
-		}
-		var keys []string
-		if !v.PublicKeys.IsNull() {
-			diags.Append(v.PublicKeys.ElementsAs(ctx, &keys, false)...)
-		}
-		for _, k := range keys {
-			spec.Verify.PublicKeys = append(spec.Verify.PublicKeys, []byte(k))
-		}
-		for _, id := range v.MatchOIDCIdentity {
-			spec.Verify.Identities = append(spec.Verify.Identities, chart.Identity{Issuer: id.Issuer.ValueString(), Subject: id.Subject.ValueString()})
-		}
+	return spec
+}
+
+// verify reads the verify block; the provider is the engine's to default.
+func (v *verifyModel) verify(b *specBuilder) *chart.Verify {
+	out := &chart.Verify{Provider: b.str("provider", v.Provider)}
+	for _, k := range b.strings("public_keys", v.PublicKeys) {
+		out.PublicKeys = append(out.PublicKeys, []byte(k))
 	}
-	return spec, true, diags
+	for i, id := range v.MatchOIDCIdentity {
+		ib := b.under(fielderr.Index("match_oidc_identity", i))
+		out.Identities = append(out.Identities, chart.Identity{Issuer: ib.str("issuer", id.Issuer), Subject: ib.str("subject", id.Subject)})
+	}
+	return out
 }
 
 // registryFor returns the provider-level credentials whose URL is the
@@ -368,7 +354,7 @@ func (r *helmChartArtifactResource) ModifyPlan(ctx context.Context, req resource
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	spec, known, diags := r.artifactSpec(ctx, &plan)
+	spec, known, diags := r.artifactSpec(&plan)
 	resp.Diagnostics.Append(diags...)
 	if !known || resp.Diagnostics.HasError() {
 		return
@@ -527,7 +513,7 @@ func (r *helmChartArtifactResource) build(ctx context.Context, m *helmChartArtif
 		diags.AddError("Provider not configured", "the provider configuration is not known yet")
 		return
 	}
-	spec, known, d := r.artifactSpec(ctx, m)
+	spec, known, d := r.artifactSpec(m)
 	diags.Append(d...)
 	if diags.HasError() {
 		return
@@ -635,7 +621,7 @@ func (r *helmChartArtifactResource) Read(ctx context.Context, req resource.ReadR
 	if e.Has(m.Path.ValueString(), m.Digest.ValueString()) {
 		return
 	}
-	spec, known, diags := r.artifactSpec(ctx, &m)
+	spec, known, diags := r.artifactSpec(&m)
 	resp.Diagnostics.Append(diags...)
 	if !known || resp.Diagnostics.HasError() || m.ChartVersion.ValueString() == "" {
 		return

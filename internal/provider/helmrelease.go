@@ -340,7 +340,7 @@ func (r *helmReleaseResource) planChart(ctx context.Context, spec *release.Spec,
 	if r.configUnknown() {
 		return nil, true
 	}
-	cspec, known, diags := r.inlineChartSpec(ctx, c)
+	cspec, known, diags := r.inlineChartSpec(c)
 	resp.Diagnostics.Append(diags...)
 	if !known || diags.HasError() {
 		return nil, !diags.HasError()
@@ -773,25 +773,15 @@ func (r *helmReleaseResource) ImportState(ctx context.Context, req resource.Impo
 	if objs := id.ReleaseNamespace(); imp.TargetNamespace != objs {
 		resp.Diagnostics.AddError("Invalid import ID",
 			fmt.Sprintf("import ID %q: release %s in storage namespace %s has its objects in namespace %s, not in %s: import it as %q",
-				req.ID, name, storageNS, imp.TargetNamespace, objs, release.ImportIDOf(&release.Spec{Namespace: id.Namespace, Name: id.Name,
-					TargetNamespace: id.TargetNamespace}, name, storageNS, imp.TargetNamespace)))
+				req.ID, name, storageNS, imp.TargetNamespace, objs, release.ImportIDOf(importIDSpec(ctx, id), name, storageNS, imp.TargetNamespace)))
 		return
 	}
-	m := helmReleaseModel{
-		Name: types.StringValue(id.Name), Namespace: types.StringValue(id.Namespace),
-		TargetNamespace: types.StringNull(), ServiceAccountName: types.StringNull(), MaxHistory: types.Int64Null(),
-		Timeout: types.StringNull(), PersistentClient: types.BoolNull(), Values: types.DynamicNull(),
-		Set: types.ListNull(setEntryType), SetList: types.ListNull(setListEntryType), SetSensitive: types.ListNull(setEntryType),
-		Description: types.StringNull(),
-	}
+	m := importedModel(id)
 	if imp.Description != "" {
 		// Only a description of the user's: Helm's own text, read back,
 		// would plan an upgrade to remove it from a configuration without
 		// one (setTriggers).
 		m.Description = types.StringValue(imp.Description)
-	}
-	if id.TargetNamespace != "" {
-		m.TargetNamespace = types.StringValue(id.TargetNamespace)
 	}
 	if len(imp.Values) > 0 {
 		v, err := tfValue(imp.Values)
@@ -805,7 +795,7 @@ func (r *helmReleaseResource) ImportState(ctx context.Context, req resource.Impo
 	m.ID = types.StringValue(id.Namespace + "/" + id.Name)
 	m.Chart = nullReleaseChart()
 	if r.data.cacheDir != "" {
-		if a, ok := provenArchive(chart.New(chart.Options{CacheDir: r.data.cacheDir}), imp); ok {
+		if a, ok := provenArchive(r.chartEngine(), imp); ok {
 			m.Chart.Path, m.Chart.Digest, m.ChartDigest = types.StringValue(a.Path), types.StringValue(a.Digest), types.StringValue(a.Digest)
 		}
 	}
@@ -822,6 +812,30 @@ func (r *helmReleaseResource) ImportState(ctx context.Context, req resource.Impo
 	}
 	resp.Diagnostics.Append(writeOwner(ctx, resp.Private, owner)...)
 	resp.Diagnostics.Append(writeBook(ctx, resp.Private, m.Book)...)
+}
+
+// importedModel is the configuration an import ID stands for: the name,
+// namespace and target namespace it gives, and nothing else.
+func importedModel(id release.ImportID) helmReleaseModel {
+	m := helmReleaseModel{
+		Name: types.StringValue(id.Name), Namespace: types.StringValue(id.Namespace),
+		TargetNamespace: types.StringNull(), ServiceAccountName: types.StringNull(), MaxHistory: types.Int64Null(),
+		Timeout: types.StringNull(), PersistentClient: types.BoolNull(), Values: types.DynamicNull(),
+		Set: types.ListNull(setEntryType), SetList: types.ListNull(setListEntryType), SetSensitive: types.ListNull(setEntryType),
+		Description: types.StringNull(),
+	}
+	if id.TargetNamespace != "" {
+		m.TargetNamespace = types.StringValue(id.TargetNamespace)
+	}
+	return m
+}
+
+// importIDSpec is the spec of the configuration an import ID stands for,
+// from which release.ImportIDOf writes the ID of another release.
+func importIDSpec(ctx context.Context, id release.ImportID) *release.Spec {
+	m := importedModel(id)
+	spec, _, _ := helmReleaseSpec(ctx, &m)
+	return spec
 }
 
 // provenArchive is the archive in the cache that the imported release was
@@ -856,8 +870,7 @@ func (r *helmReleaseResource) importHint(ctx context.Context, id release.ImportI
 	if err != nil {
 		return ""
 	}
-	alt := release.ImportIDOf(&release.Spec{Namespace: id.Namespace, Name: id.Name, TargetNamespace: id.TargetNamespace},
-		id.Name, storageNS, imp.TargetNamespace)
+	alt := release.ImportIDOf(importIDSpec(ctx, id), id.Name, storageNS, imp.TargetNamespace)
 	return fmt.Sprintf(". The ID names the HelmRelease as Flux does, whose release is <target_namespace>-<name>; "+
 		"release %q in storage namespace %s is imported with the ID %q", id.Name, storageNS, alt)
 }
@@ -898,14 +911,15 @@ func (r *helmReleaseResource) chartOnThisMachine(spec *release.Spec, c *releaseC
 		"to an archive of your own", spec.ChartDigest, r.data.cacheDir)}
 }
 
-func (r *helmReleaseResource) chartEngine() *chart.Engine {
-	return chart.New(chart.Options{CacheDir: r.data.cacheDir, IndexTTL: r.data.indexTTL})
-}
+func (r *helmReleaseResource) chartEngine() *chart.Engine { return r.data.charts }
 
 // inlineChartSpec is the chart engine's spec of an inline chart, with the
 // provider's registries, exactly as the artifact resource builds it.
-func (r *helmReleaseResource) inlineChartSpec(ctx context.Context, c *releaseChartModel) (chart.Spec, bool, diag.Diagnostics) {
-	return c.chartSourceModel.chartSpec(ctx, r.data)
+func (r *helmReleaseResource) inlineChartSpec(c *releaseChartModel) (chart.Spec, bool, diag.Diagnostics) {
+	b := newSpecBuilder()
+	spec := c.chartSpec(b.under("chart"), r.data)
+	known, diags := b.result()
+	return spec, known, diags
 }
 
 // buildInlineChart fetches, packages and verifies an inline chart into the
@@ -913,7 +927,7 @@ func (r *helmReleaseResource) inlineChartSpec(ctx context.Context, c *releaseCha
 // the archive.
 func (r *helmReleaseResource) buildInlineChart(ctx context.Context, m *helmReleaseModel, spec *release.Spec, diags *diag.Diagnostics) bool {
 	id := m.ID.ValueString()
-	cspec, known, d := r.inlineChartSpec(ctx, m.Chart)
+	cspec, known, d := r.inlineChartSpec(m.Chart)
 	diags.Append(d...)
 	if !known && !diags.HasError() {
 		addError(diags, "Unknown values at apply", fielderr.Object(release.Kind, id, errors.New("a chart attribute is still unknown")))
@@ -976,14 +990,11 @@ func addReleaseDiag(diags *diag.Diagnostics, summary string, err error) {
 // are not known yet, about a release of its name in storage, as soon as the
 // names that find it are known.
 func (r *helmReleaseResource) warnCreateConflict(ctx context.Context, plan *helmReleaseModel, resp *resource.ModifyPlanResponse) {
-	for _, v := range []types.String{plan.Name, plan.Namespace, plan.ReleaseName, plan.TargetNamespace, plan.StorageNamespace, plan.ServiceAccountName} {
-		if v.IsUnknown() {
-			return
-		}
+	b := newSpecBuilder()
+	spec := b.release(ctx, plan)
+	if slices.ContainsFunc([]string{"name", "namespace", "release_name", "target_namespace", "storage_namespace", "service_account_name"}, b.isUnknown) {
+		return
 	}
-	spec := &release.Spec{Name: plan.Name.ValueString(), Namespace: plan.Namespace.ValueString(), ReleaseName: plan.ReleaseName.ValueString(),
-		TargetNamespace: plan.TargetNamespace.ValueString(), StorageNamespace: plan.StorageNamespace.ValueString(),
-		ServiceAccountName: plan.ServiceAccountName.ValueString()}
 	if c, err := r.engine().CreateConflict(ctx, spec); err == nil && c != nil {
 		addConflictWarning(&resp.Diagnostics, plan.ID.ValueString(), c)
 	}

@@ -2,7 +2,6 @@ package provider
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"reflect"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/release"
 )
@@ -211,115 +211,66 @@ type kustomizeImageModel struct {
 	Digest  types.String `tfsdk:"digest"`
 }
 
-// specBuilder converts a model into the engine's Spec, collecting diagnostics
-// against the attributes they are about. known turns false as soon as a value
-// the spec needs is unknown (plan time).
-type specBuilder struct {
-	known bool
-	diags diag.Diagnostics
-}
-
-func (b *specBuilder) str(v types.String) string {
-	if v.IsUnknown() {
-		b.known = false
-	}
-	return v.ValueString()
-}
-
-func (b *specBuilder) boolean(v types.Bool) bool {
-	if v.IsUnknown() {
-		b.known = false
-	}
-	return v.ValueBool()
-}
-
-func (b *specBuilder) optBool(v types.Bool) *bool {
-	if v.IsUnknown() {
-		b.known = false
-	}
-	if v.IsNull() || v.IsUnknown() {
-		return nil
-	}
-	x := v.ValueBool()
-	return &x
-}
-
-func (b *specBuilder) integer(v types.Int64) int64 {
-	if v.IsUnknown() {
-		b.known = false
-	}
-	return v.ValueInt64()
-}
-
-func (b *specBuilder) duration(v types.String, p path.Path) time.Duration {
-	s := b.str(v)
-	if s == "" {
-		return 0
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		// The schema validates durations; this is a last resort.
-		b.diags.AddAttributeError(p, "Invalid duration", err.Error())
-	}
-	return d
-}
-
 // helmReleaseSpec builds the engine spec of m: what the user wrote, which the
 // engine completes with its defaults (release.Spec.withDefaults).
 func helmReleaseSpec(ctx context.Context, m *helmReleaseModel) (*release.Spec, bool, diag.Diagnostics) {
-	b := &specBuilder{known: true}
+	b := newSpecBuilder()
+	spec := b.release(ctx, m)
+	known, diags := b.result()
+	return spec, known, diags
+}
+
+// release reads the release's attributes into its spec.
+func (b *specBuilder) release(ctx context.Context, m *helmReleaseModel) *release.Spec {
 	spec := &release.Spec{
-		Name:               b.str(m.Name),
-		Namespace:          b.str(m.Namespace),
-		ReleaseName:        b.str(m.ReleaseName),
-		TargetNamespace:    b.str(m.TargetNamespace),
-		StorageNamespace:   b.str(m.StorageNamespace),
-		ServiceAccountName: b.str(m.ServiceAccountName),
-		Description:        b.str(m.Description),
-		Timeout:            b.duration(m.Timeout, path.Root("timeout")),
+		Name:               b.str("name", m.Name),
+		Namespace:          b.str("namespace", m.Namespace),
+		ReleaseName:        b.str("release_name", m.ReleaseName),
+		TargetNamespace:    b.str("target_namespace", m.TargetNamespace),
+		StorageNamespace:   b.str("storage_namespace", m.StorageNamespace),
+		ServiceAccountName: b.str("service_account_name", m.ServiceAccountName),
+		Description:        b.str("description", m.Description),
+		Timeout:            b.duration("timeout", m.Timeout),
 		Values:             b.sets(ctx, b.values(m.Values), m),
 		ValuesFrom:         b.valuesFrom(m.ValuesFrom),
 		ValuesWriteOnly:    b.writeOnlyValues(m.ValuesWO),
-		Install:            b.install(m.Install),
-		Upgrade:            b.upgrade(m.Upgrade),
-		Test:               b.test(m.Test),
-		Rollback:           b.rollback(m.Rollback),
-		Uninstall:          b.uninstall(m.Uninstall),
-		DriftDetection:     b.driftDetection(ctx, m.DriftDetection),
+		Install:            b.under("install").install(m.Install),
+		Upgrade:            b.under("upgrade").upgrade(m.Upgrade),
+		Test:               b.under("test").test(m.Test),
+		Rollback:           b.under("rollback").rollback(m.Rollback),
+		Uninstall:          b.under("uninstall").uninstall(m.Uninstall),
+		DriftDetection:     b.under("drift_detection").driftDetection(m.DriftDetection),
 		PostRenderers:      b.postRenderers(m.PostRenderers),
 		Dependencies:       b.dependencies(m.Dependencies),
 	}
 	// persistent_client changes nothing here (its description says why); it
 	// is read only so that an unknown value leaves the spec unknown, as every
 	// other attribute does.
-	b.boolean(m.PersistentClient)
+	b.boolean("persistent_client", m.PersistentClient)
 	if !m.MaxHistory.IsNull() {
-		n := int(b.integer(m.MaxHistory))
+		n := int(b.integer("max_history", m.MaxHistory))
 		spec.MaxHistory = &n
 	}
 	if c := m.Chart; c != nil && !c.inline() {
-		spec.ChartDigest = b.str(c.Digest)
+		spec.ChartDigest = b.str("chart.digest", c.Digest)
 		if !c.Path.IsUnknown() || spec.ChartDigest == "" {
-			spec.ChartPath = b.str(c.Path)
+			spec.ChartPath = b.str("chart.path", c.Path)
 		}
 		// Otherwise an artifact built at plan, whose path is known at
 		// apply only: the resource finds the archive by digest
 		// (chartOnThisMachine).
 	}
-	return spec, b.known, b.diags
+	return spec
 }
 
 // values are the inline values, an object or a YAML string.
 func (b *specBuilder) values(v types.Dynamic) map[string]any {
 	if v.IsUnknown() || v.IsUnderlyingValueUnknown() {
-		b.known = false
+		b.unknownAt("values")
 		return nil
 	}
 	vals, err := valuesFrom(v)
-	switch {
-	case errors.Is(err, errUnknownValue):
-		b.known = false
-	case err != nil:
+	if err = b.unknownIf("values", err); err != nil {
 		b.diags.AddAttributeError(path.Root("values"), "Invalid values", err.Error())
 	}
 	return vals
@@ -327,10 +278,11 @@ func (b *specBuilder) values(v types.Dynamic) map[string]any {
 
 func (b *specBuilder) valuesFrom(list []valuesReferenceModel) []release.ValuesReference {
 	var out []release.ValuesReference
-	for _, r := range list {
+	for i, r := range list {
+		e := b.under(fielderr.Index("values_from", i))
 		out = append(out, release.ValuesReference{
-			Kind: b.str(r.Kind), Name: b.str(r.Name), ValuesKey: b.str(r.ValuesKey),
-			TargetPath: b.str(r.TargetPath), Optional: b.boolean(r.Optional),
+			Kind: e.str("kind", r.Kind), Name: e.str("name", r.Name), ValuesKey: e.str("values_key", r.ValuesKey),
+			TargetPath: e.str("target_path", r.TargetPath), Optional: e.boolean("optional", r.Optional),
 		})
 	}
 	return out
@@ -341,20 +293,21 @@ func (b *specBuilder) install(in *installModel) release.Install {
 		return release.Install{}
 	}
 	out := release.Install{
-		Timeout:                  b.duration(in.Timeout, path.Root("install").AtName("timeout")),
-		CRDs:                     release.CRDPolicy(b.str(in.CRDs)),
-		Replace:                  b.boolean(in.Replace),
-		CreateNamespace:          b.boolean(in.CreateNamespace),
-		DisableHooks:             b.boolean(in.DisableHooks),
-		DisableOpenAPIValidation: b.boolean(in.DisableOpenAPIValidation),
-		DisableWait:              b.boolean(in.DisableWait),
-		DisableWaitForJobs:       b.boolean(in.DisableWaitForJobs),
+		Timeout:                  b.duration("timeout", in.Timeout),
+		CRDs:                     release.CRDPolicy(b.str("crds", in.CRDs)),
+		Replace:                  b.boolean("replace", in.Replace),
+		CreateNamespace:          b.boolean("create_namespace", in.CreateNamespace),
+		DisableHooks:             b.boolean("disable_hooks", in.DisableHooks),
+		DisableOpenAPIValidation: b.boolean("disable_openapi_validation", in.DisableOpenAPIValidation),
+		DisableWait:              b.boolean("disable_wait", in.DisableWait),
+		DisableWaitForJobs:       b.boolean("disable_wait_for_jobs", in.DisableWaitForJobs),
 	}
 	if r := in.Remediation; r != nil {
+		rb := b.under("remediation")
 		out.Remediation = release.InstallRemediation{
-			Retries:              int(b.integer(r.Retries)),
-			IgnoreTestFailures:   b.optBool(r.IgnoreTestFailures),
-			RemediateLastFailure: b.optBool(r.RemediateLastFailure),
+			Retries:              int(rb.integer("retries", r.Retries)),
+			IgnoreTestFailures:   rb.optBool("ignore_test_failures", r.IgnoreTestFailures),
+			RemediateLastFailure: rb.optBool("remediate_last_failure", r.RemediateLastFailure),
 		}
 	}
 	return out
@@ -365,22 +318,23 @@ func (b *specBuilder) upgrade(up *upgradeModel) release.Upgrade {
 		return release.Upgrade{}
 	}
 	out := release.Upgrade{
-		Timeout:                  b.duration(up.Timeout, path.Root("upgrade").AtName("timeout")),
-		CRDs:                     release.CRDPolicy(b.str(up.CRDs)),
-		CleanupOnFail:            b.boolean(up.CleanupOnFail),
-		DisableHooks:             b.boolean(up.DisableHooks),
-		DisableOpenAPIValidation: b.boolean(up.DisableOpenAPIValidation),
-		DisableWait:              b.boolean(up.DisableWait),
-		DisableWaitForJobs:       b.boolean(up.DisableWaitForJobs),
-		Force:                    b.boolean(up.Force),
-		PreserveValues:           b.boolean(up.PreserveValues),
+		Timeout:                  b.duration("timeout", up.Timeout),
+		CRDs:                     release.CRDPolicy(b.str("crds", up.CRDs)),
+		CleanupOnFail:            b.boolean("cleanup_on_fail", up.CleanupOnFail),
+		DisableHooks:             b.boolean("disable_hooks", up.DisableHooks),
+		DisableOpenAPIValidation: b.boolean("disable_openapi_validation", up.DisableOpenAPIValidation),
+		DisableWait:              b.boolean("disable_wait", up.DisableWait),
+		DisableWaitForJobs:       b.boolean("disable_wait_for_jobs", up.DisableWaitForJobs),
+		Force:                    b.boolean("force", up.Force),
+		PreserveValues:           b.boolean("preserve_values", up.PreserveValues),
 	}
 	if r := up.Remediation; r != nil {
+		rb := b.under("remediation")
 		out.Remediation = release.UpgradeRemediation{
-			Retries:              int(b.integer(r.Retries)),
-			Strategy:             b.str(r.Strategy),
-			IgnoreTestFailures:   b.optBool(r.IgnoreTestFailures),
-			RemediateLastFailure: b.optBool(r.RemediateLastFailure),
+			Retries:              int(rb.integer("retries", r.Retries)),
+			Strategy:             rb.str("strategy", r.Strategy),
+			IgnoreTestFailures:   rb.optBool("ignore_test_failures", r.IgnoreTestFailures),
+			RemediateLastFailure: rb.optBool("remediate_last_failure", r.RemediateLastFailure),
 		}
 	}
 	return out
@@ -391,12 +345,13 @@ func (b *specBuilder) test(t *testModel) release.Test {
 		return release.Test{}
 	}
 	out := release.Test{
-		Enable:         b.boolean(t.Enable),
-		IgnoreFailures: b.boolean(t.IgnoreFailures),
-		Timeout:        b.duration(t.Timeout, path.Root("test").AtName("timeout")),
+		Enable:         b.boolean("enable", t.Enable),
+		IgnoreFailures: b.boolean("ignore_failures", t.IgnoreFailures),
+		Timeout:        b.duration("timeout", t.Timeout),
 	}
-	for _, f := range t.Filters {
-		out.Filters = append(out.Filters, release.TestFilter{Name: b.str(f.Name), Exclude: b.boolean(f.Exclude)})
+	for i, f := range t.Filters {
+		fb := b.under(fielderr.Index("filters", i))
+		out.Filters = append(out.Filters, release.TestFilter{Name: fb.str("name", f.Name), Exclude: fb.boolean("exclude", f.Exclude)})
 	}
 	return out
 }
@@ -406,12 +361,12 @@ func (b *specBuilder) rollback(r *rollbackModel) release.Rollback {
 		return release.Rollback{}
 	}
 	return release.Rollback{
-		Timeout:            b.duration(r.Timeout, path.Root("rollback").AtName("timeout")),
-		CleanupOnFail:      b.boolean(r.CleanupOnFail),
-		DisableHooks:       b.boolean(r.DisableHooks),
-		DisableWait:        b.boolean(r.DisableWait),
-		DisableWaitForJobs: b.boolean(r.DisableWaitForJobs),
-		Force:              b.boolean(r.Force),
+		Timeout:            b.duration("timeout", r.Timeout),
+		CleanupOnFail:      b.boolean("cleanup_on_fail", r.CleanupOnFail),
+		DisableHooks:       b.boolean("disable_hooks", r.DisableHooks),
+		DisableWait:        b.boolean("disable_wait", r.DisableWait),
+		DisableWaitForJobs: b.boolean("disable_wait_for_jobs", r.DisableWaitForJobs),
+		Force:              b.boolean("force", r.Force),
 	}
 }
 
@@ -420,43 +375,41 @@ func (b *specBuilder) uninstall(u *uninstallModel) release.Uninstall {
 		return release.Uninstall{}
 	}
 	return release.Uninstall{
-		Timeout:             b.duration(u.Timeout, path.Root("uninstall").AtName("timeout")),
-		DeletionPropagation: b.str(u.DeletionPropagation),
-		DisableHooks:        b.boolean(u.DisableHooks),
-		DisableWait:         b.boolean(u.DisableWait),
-		KeepHistory:         b.boolean(u.KeepHistory),
+		Timeout:             b.duration("timeout", u.Timeout),
+		DeletionPropagation: b.str("deletion_propagation", u.DeletionPropagation),
+		DisableHooks:        b.boolean("disable_hooks", u.DisableHooks),
+		DisableWait:         b.boolean("disable_wait", u.DisableWait),
+		KeepHistory:         b.boolean("keep_history", u.KeepHistory),
 	}
 }
 
-func (b *specBuilder) driftDetection(ctx context.Context, d *driftDetectionModel) release.DriftDetection {
+func (b *specBuilder) driftDetection(d *driftDetectionModel) release.DriftDetection {
 	if d == nil {
 		return release.DriftDetection{}
 	}
-	out := release.DriftDetection{Mode: release.DriftMode(b.str(d.Mode))}
-	for _, r := range d.Ignore {
-		var paths []string
-		if r.Paths.IsUnknown() {
-			b.known = false
-		} else {
-			b.diags.Append(r.Paths.ElementsAs(ctx, &paths, false)...)
-		}
-		out.Ignore = append(out.Ignore, jsondiff.IgnoreRule{Paths: paths, Selector: b.jsondiffSelector(r.Target)})
+	out := release.DriftDetection{Mode: release.DriftMode(b.str("mode", d.Mode))}
+	for i, r := range d.Ignore {
+		rb := b.under(fielderr.Index("ignore", i))
+		out.Ignore = append(out.Ignore, jsondiff.IgnoreRule{Paths: rb.strings("paths", r.Paths), Selector: rb.jsondiffSelector(r.Target)})
 	}
 	return out
 }
 
 func (b *specBuilder) postRenderers(list []postRendererModel) []release.PostRenderer {
 	var out []release.PostRenderer
-	for _, pr := range list {
+	for i, pr := range list {
 		var r release.PostRenderer
 		if k := pr.Kustomize; k != nil {
+			kb := b.under(fielderr.Index("post_renderers", i)).under("kustomize")
 			r.Kustomize = &release.Kustomize{}
-			for _, p := range k.Patches {
-				r.Kustomize.Patches = append(r.Kustomize.Patches, release.KustomizePatch{Patch: b.str(p.Patch), Target: b.kustomizeSelector(p.Target)})
+			for j, p := range k.Patches {
+				pb := kb.under(fielderr.Index("patches", j))
+				r.Kustomize.Patches = append(r.Kustomize.Patches, release.KustomizePatch{Patch: pb.str("patch", p.Patch), Target: pb.kustomizeSelector(p.Target)})
 			}
-			for _, img := range k.Images {
+			for j, img := range k.Images {
+				ib := kb.under(fielderr.Index("images", j))
 				r.Kustomize.Images = append(r.Kustomize.Images, release.KustomizeImage{
-					Name: b.str(img.Name), NewName: b.str(img.NewName), NewTag: b.str(img.NewTag), Digest: b.str(img.Digest),
+					Name: ib.str("name", img.Name), NewName: ib.str("new_name", img.NewName), NewTag: ib.str("new_tag", img.NewTag), Digest: ib.str("digest", img.Digest),
 				})
 			}
 		}
@@ -465,30 +418,29 @@ func (b *specBuilder) postRenderers(list []postRendererModel) []release.PostRend
 	return out
 }
 
-func (b *specBuilder) dependencies(list []dependencyModel) []kube.Dependency {
-	deps, known := dependenciesFrom(list)
-	b.known = b.known && known
-	return deps
+// selector reads a target block into the fields both selector types have.
+func (b *specBuilder) selector(s *selectorModel) (group, version, kind, name, namespace, annotations, labels string) {
+	t := b.under("target")
+	return t.str("group", s.Group), t.str("version", s.Version), t.str("kind", s.Kind), t.str("name", s.Name),
+		t.str("namespace", s.Namespace), t.str("annotation_selector", s.AnnotationSelector), t.str("label_selector", s.LabelSelector)
 }
 
 func (b *specBuilder) jsondiffSelector(s *selectorModel) *jsondiff.Selector {
 	if s == nil {
 		return nil
 	}
-	return &jsondiff.Selector{
-		Group: b.str(s.Group), Version: b.str(s.Version), Kind: b.str(s.Kind), Name: b.str(s.Name), Namespace: b.str(s.Namespace),
-		AnnotationSelector: b.str(s.AnnotationSelector), LabelSelector: b.str(s.LabelSelector),
-	}
+	var o jsondiff.Selector
+	o.Group, o.Version, o.Kind, o.Name, o.Namespace, o.AnnotationSelector, o.LabelSelector = b.selector(s)
+	return &o
 }
 
 func (b *specBuilder) kustomizeSelector(s *selectorModel) *release.KustomizeSelector {
 	if s == nil {
 		return nil
 	}
-	return &release.KustomizeSelector{
-		Group: b.str(s.Group), Version: b.str(s.Version), Kind: b.str(s.Kind), Name: b.str(s.Name), Namespace: b.str(s.Namespace),
-		AnnotationSelector: b.str(s.AnnotationSelector), LabelSelector: b.str(s.LabelSelector),
-	}
+	var o release.KustomizeSelector
+	o.Group, o.Version, o.Kind, o.Name, o.Namespace, o.AnnotationSelector, o.LabelSelector = b.selector(s)
+	return &o
 }
 
 // valuesFrom reads the values attribute: an object, a YAML string holding

@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"sigs.k8s.io/yaml"
 
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/release"
 )
 
@@ -107,7 +108,7 @@ func (b *specBuilder) sets(ctx context.Context, values map[string]any, m *helmRe
 			continue
 		}
 		if attr.list.IsUnknown() {
-			b.known = false
+			b.unknownAt(attr.name)
 			continue
 		}
 		if attr.name == "set_list" {
@@ -115,7 +116,7 @@ func (b *specBuilder) sets(ctx context.Context, values map[string]any, m *helmRe
 			b.diags.Append(attr.list.ElementsAs(ctx, &entries, false)...)
 			for i, e := range entries {
 				if e.Name.IsUnknown() || e.Value.IsUnknown() {
-					b.known = false
+					b.unknownAt(fielderr.Index(attr.name, i))
 					continue
 				}
 				s := release.SetValue{Name: e.Name.ValueString(), IsList: true}
@@ -124,7 +125,7 @@ func (b *specBuilder) sets(ctx context.Context, values map[string]any, m *helmRe
 					switch {
 					case !ok || sv.IsNull():
 					case sv.IsUnknown():
-						b.known = false
+						b.unknownAt(fielderr.Index(attr.name, i))
 					default:
 						s.List = append(s.List, sv.ValueString())
 					}
@@ -137,7 +138,7 @@ func (b *specBuilder) sets(ctx context.Context, values map[string]any, m *helmRe
 		b.diags.Append(attr.list.ElementsAs(ctx, &entries, false)...)
 		for i, e := range entries {
 			if e.Name.IsUnknown() || e.Value.IsUnknown() || e.Type.IsUnknown() {
-				b.known = false
+				b.unknownAt(fielderr.Index(attr.name, i))
 				continue
 			}
 			p := path.Root(attr.name).AtListIndex(i)
@@ -223,17 +224,14 @@ func valuesList(elems []attr.Value) (map[string]any, error) {
 // The value is secret: a parse error does not quote it.
 func (b *specBuilder) writeOnlyValues(v types.Dynamic) map[string]any {
 	if v.IsUnknown() || v.IsUnderlyingValueUnknown() {
-		b.known = false
+		b.unknownAt("values_wo")
 		return nil
 	}
 	if v.IsNull() || v.IsUnderlyingValueNull() {
 		return nil
 	}
 	vals, err := valuesDocument(v.UnderlyingValue())
-	switch {
-	case errors.Is(err, errUnknownValue):
-		b.known = false
-	case err != nil:
+	if err = b.unknownIf("values_wo", err); err != nil {
 		b.diags.AddAttributeError(path.Root("values_wo"), "Invalid values_wo",
 			"values_wo must be an object, or a YAML string holding a mapping (details hidden: the value is write-only)")
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/release"
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/resourceset"
 )
 
 // Address is the provider's registry address.
@@ -53,19 +54,19 @@ func (p *stevedoreProvider) Configure(ctx context.Context, req provider.Configur
 		return
 	}
 
-	data := &providerData{fieldManager: kube.DefaultFieldManager}
-	if !cfg.FieldManager.IsNull() && !cfg.FieldManager.IsUnknown() {
-		data.fieldManager = cfg.FieldManager.ValueString()
-	}
-	data.cacheDir = defaultCacheDir()
+	cacheDir := defaultCacheDir()
 	if !cfg.CacheDir.IsNull() && !cfg.CacheDir.IsUnknown() {
-		data.cacheDir = cfg.CacheDir.ValueString()
+		cacheDir = cfg.CacheDir.ValueString()
 	}
-	data.registries = registriesFrom(cfg.Registries)
-	data.indexTTL = chart.DefaultIndexTTL
+	indexTTL := chart.DefaultIndexTTL
 	if !cfg.CacheTTL.IsNull() && !cfg.CacheTTL.IsUnknown() {
 		// Validated by the schema.
-		data.indexTTL, _ = time.ParseDuration(cfg.CacheTTL.ValueString())
+		indexTTL, _ = time.ParseDuration(cfg.CacheTTL.ValueString())
+	}
+	data := &providerData{
+		cacheDir:   cacheDir,
+		charts:     chart.New(chart.Options{CacheDir: cacheDir, IndexTTL: indexTTL}),
+		registries: registriesFrom(cfg.Registries),
 	}
 
 	if cfg.hasUnknown() {
@@ -83,8 +84,8 @@ func (p *stevedoreProvider) Configure(ctx context.Context, req provider.Configur
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	data.kube = kube.NewFactory(kc, data.fieldManager)
-	data.releases = release.New(data.kube)
+	// An empty field manager is the factory's default (kube.DefaultFieldManager).
+	data.setCluster(kube.NewFactory(kc, cfg.FieldManager.ValueString()))
 	resp.ResourceData, resp.DataSourceData = data, data
 }
 
@@ -114,19 +115,30 @@ func defaultCacheDir() string {
 	return filepath.Join(os.TempDir(), "stevedore-cache")
 }
 
-// providerData is what Configure hands to every resource.
+// providerData is what Configure hands to every resource and data source:
+// the engines of the provider process, built once and shared. Each is safe
+// for concurrent use by many resources: chart.Engine holds only its options
+// (its index and record caches are process-wide and locked);
+// resourceset.Engine holds only the kube factory; release.Engine carries
+// what refresh read to the plan, under its own lock.
 type providerData struct {
-	// kube and releases are nil when unknown is set. releases is the one
-	// release engine of the provider process: it carries what refresh read
-	// to the plan.
-	kube         *kube.Factory
-	releases     *release.Engine
-	unknown      bool
-	fieldManager string
-	cacheDir     string
-	// indexTTL is how long a cached repository index is used as is.
-	indexTTL   time.Duration
+	// kube, releases and sets are nil when unknown is set.
+	kube     *kube.Factory
+	releases *release.Engine
+	sets     *resourceset.Engine
+	// charts is the chart engine on cacheDir, also when unknown is set (a
+	// chart artifact is removed from the cache by a destroy then).
+	charts     *chart.Engine
+	cacheDir   string
 	registries []registryCredential
+	unknown    bool
+}
+
+// setCluster builds the engines that work on the cluster f reaches.
+func (d *providerData) setCluster(f *kube.Factory) {
+	d.kube = f
+	d.releases = release.New(f)
+	d.sets = resourceset.New(f)
 }
 
 type registryCredential struct {

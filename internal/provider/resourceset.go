@@ -12,7 +12,6 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
-	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
@@ -194,71 +193,44 @@ func setStepField(st *resourceset.Step, k string, v any) error {
 
 // specFrom builds the engine's spec; known is false when a value it needs is
 // not known yet.
-func specFrom(ctx context.Context, m *resourceSetModel) (spec *resourceset.Spec, known bool, diags diag.Diagnostics) {
-	for _, v := range []attr.Value{m.Name, m.Namespace, m.Inputs, m.Resources, m.ResourcesTemplate, m.Steps, m.Wait, m.Timeout, m.ServiceAccountName, m.Force, m.TakeOverFrom} {
-		if v.IsUnknown() {
-			return nil, false, nil
-		}
+func specFrom(ctx context.Context, m *resourceSetModel) (*resourceset.Spec, bool, diag.Diagnostics) {
+	b := newSpecBuilder()
+	spec := &resourceset.Spec{
+		Name:               b.str("name", m.Name),
+		Namespace:          b.str("namespace", m.Namespace),
+		ResourcesTemplate:  b.str("resources_template", m.ResourcesTemplate),
+		Wait:               b.boolean("wait", m.Wait),
+		Timeout:            b.duration("timeout", m.Timeout),
+		ServiceAccountName: b.str("service_account_name", m.ServiceAccountName),
+		Force:              b.boolean("force", m.Force),
+		TakeOverFrom:       b.strings("take_over_from", m.TakeOverFrom),
+		Dependencies:       b.dependencies(m.Dependencies),
 	}
-	spec = &resourceset.Spec{
-		Name:               m.Name.ValueString(),
-		Namespace:          m.Namespace.ValueString(),
-		ResourcesTemplate:  m.ResourcesTemplate.ValueString(),
-		Wait:               m.Wait.ValueBool(),
-		ServiceAccountName: m.ServiceAccountName.ValueString(),
-		Force:              m.Force.ValueBool(),
-	}
-	for _, v := range m.TakeOverFrom.Elements() {
-		if s, ok := v.(types.String); ok {
-			spec.TakeOverFrom = append(spec.TakeOverFrom, s.ValueString())
-		}
+	invalid := func(summary string, err error) {
+		addError(&b.diags, summary, fielderr.Object(resourceset.Kind, spec.Namespace+"/"+spec.Name, err))
 	}
 	var err error
-	if spec.Inputs, err = goObjects(m.Inputs, "inputs"); err != nil {
-		if errors.Is(err, errUnknownValue) {
-			return nil, false, nil
-		}
-		addError(&diags, "Invalid inputs", fielderr.Object(resourceset.Kind, spec.Namespace+"/"+spec.Name, err))
-	}
-	if spec.Resources, err = goObjects(m.Resources, "resources"); err != nil {
-		if errors.Is(err, errUnknownValue) {
-			return nil, false, nil
-		}
-		addError(&diags, "Invalid resources", fielderr.Object(resourceset.Kind, spec.Namespace+"/"+spec.Name, err))
-	}
-	if spec.Steps, err = stepsFrom(m.Steps); err != nil {
-		if errors.Is(err, errUnknownValue) {
-			return nil, false, nil
-		}
-		addError(&diags, "Invalid steps", fielderr.Object(resourceset.Kind, spec.Namespace+"/"+spec.Name, err))
-	}
-	if t := m.Timeout.ValueString(); t != "" {
-		if spec.Timeout, err = time.ParseDuration(t); err != nil {
-			diags.AddAttributeError(path.Root("timeout"), "Invalid timeout", err.Error())
-		}
-	}
+	spec.Inputs, err = b.objects("inputs", m.Inputs)
+	invalid("Invalid inputs", err)
+	spec.Resources, err = b.objects("resources", m.Resources)
+	invalid("Invalid resources", err)
+	spec.Steps, err = stepsFrom(m.Steps)
+	invalid("Invalid steps", b.unknownIf("steps", err))
 	if cm := m.CommonMetadata; cm != nil {
-		if cm.Labels.IsUnknown() || cm.Annotations.IsUnknown() {
-			return nil, false, diags
-		}
-		spec.CommonMetadata.Labels = stringMap(cm.Labels)
-		spec.CommonMetadata.Annotations = stringMap(cm.Annotations)
+		spec.CommonMetadata.Labels = b.stringMap("common_metadata.labels", cm.Labels)
+		spec.CommonMetadata.Annotations = b.stringMap("common_metadata.annotations", cm.Annotations)
 	}
-	deps, depsKnown := dependenciesFrom(m.Dependencies)
-	if !depsKnown {
-		return nil, false, diags
-	}
-	spec.Dependencies = deps
 	refs, strategy, known, d := inputsFromFrom(ctx, m.InputsFrom, m.InputStrategy)
-	diags.Append(d...)
+	b.diags.Append(d...)
 	if !known {
-		return nil, false, diags
+		b.unknownAt("inputs_from")
 	}
 	spec.InputsFrom, spec.InputStrategy = refs, strategy
-	return spec, true, diags
+	known, diags := b.result()
+	return spec, known, diags
 }
 
-func (r *resourceSetResource) engine() *resourceset.Engine { return resourceset.New(r.data.kube) }
+func (r *resourceSetResource) engine() *resourceset.Engine { return r.data.sets }
 
 // ModifyPlan renders the set at plan time so that the objects to create and to
 // prune show as inventory changes and the rendered manifests as a diff. Drift
@@ -569,11 +541,10 @@ func (r *resourceSetResource) Delete(ctx context.Context, req resource.DeleteReq
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	spec, known, diags := specFrom(ctx, &state)
+	// State holds no unknown value; were one there, it would read as empty,
+	// and the delete goes by the inventory.
+	spec, _, diags := specFrom(ctx, &state)
 	resp.Diagnostics.Append(diags...)
-	if !known {
-		spec = &resourceset.Spec{Name: state.Name.ValueString(), Namespace: state.Namespace.ValueString()}
-	}
 	spec.Owner = readOwner(ctx, req.Private)
 	inv, diags := inventoryEntries(ctx, state.Inventory)
 	resp.Diagnostics.Append(diags...)

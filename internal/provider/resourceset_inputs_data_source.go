@@ -71,10 +71,10 @@ func (d *resourceSetInputsDataSource) ValidateConfig(ctx context.Context, req da
 	if resp.Diagnostics.HasError() || m.Type.IsUnknown() || m.Type.IsNull() {
 		return
 	}
-	spec, unknown, diags := m.spec(ctx)
-	resp.Diagnostics.Append(diags...)
+	spec, b := m.spec(ctx)
+	resp.Diagnostics.Append(b.diags...)
 	for _, e := range spec.Validate() {
-		if !unknown[inputsFieldRoot(e.Path)] {
+		if !b.isUnknown(inputsFieldRoot(e.Path)) {
 			addFieldError(&resp.Diagnostics, e)
 		}
 	}
@@ -86,8 +86,8 @@ func (d *resourceSetInputsDataSource) Read(ctx context.Context, req datasource.R
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	spec, _, diags := m.spec(ctx)
-	resp.Diagnostics.Append(diags...)
+	spec, read := m.spec(ctx)
+	resp.Diagnostics.Append(read.diags...)
 	for _, e := range spec.Validate() {
 		addFieldError(&resp.Diagnostics, e)
 	}
@@ -123,93 +123,62 @@ func (d *resourceSetInputsDataSource) Read(ctx context.Context, req datasource.R
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }
 
-// spec converts the configuration; unknown holds the fields (as the
-// engine names them, `filter.semver`) not known yet, read as empty.
-func (m resourceSetInputsModel) spec(ctx context.Context) (inputs.Spec, map[string]bool, diag.Diagnostics) {
-	var diags diag.Diagnostics
-	unknown := map[string]bool{}
-	str := func(field string, v types.String) string {
-		if v.IsUnknown() {
-			unknown[field] = true
-		}
-		return v.ValueString()
-	}
-	list := func(field string, v types.List) []string {
-		if v.IsUnknown() {
-			unknown[field] = true
-			return nil
-		}
-		var out []string
-		for i, e := range v.Elements() {
-			s, ok := e.(basetypes.StringValue)
-			if !ok || s.IsUnknown() {
-				unknown[field] = true
-				continue
-			}
-			if s.IsNull() {
-				diags.AddAttributeError(attributePath(fielderr.Index(field, i)), "Invalid value", field+" must not hold null")
-				continue
-			}
-			out = append(out, s.ValueString())
-		}
-		return out
-	}
+// spec converts the configuration; the builder's record holds the fields
+// not known yet (as the engine names them, `filter.semver`), read as empty.
+func (m resourceSetInputsModel) spec(ctx context.Context) (inputs.Spec, *specBuilder) {
+	b := newSpecBuilder()
 	s := inputs.Spec{
-		Type: str("type", m.Type),
-		URL:  str("url", m.URL),
-		UID:  str("uid", m.UID),
+		Type: b.str("type", m.Type),
+		URL:  b.str("url", m.URL),
+		UID:  b.str("uid", m.UID),
 		Auth: inputs.Auth{
-			Username: str("username", m.Username), Password: str("password", m.Password),
-			Token: str("token", m.Token), CACert: str("ca_cert", m.CACert),
+			Username: b.str("username", m.Username), Password: b.str("password", m.Password),
+			Token: b.str("token", m.Token), CACert: b.str("ca_cert", m.CACert),
 		},
-		Insecure: m.Insecure.ValueBool(),
+		Insecure: b.boolean("insecure", m.Insecure),
 	}
-	if m.Insecure.IsUnknown() {
-		unknown["insecure"] = true
-	}
-	if m.Filter.IsUnknown() {
-		unknown["filter"] = true
-	} else if !m.Filter.IsNull() {
+	if b.read("filter", m.Filter) {
 		var f inputsFilterModel
-		diags.Append(m.Filter.As(ctx, &f, basetypes.ObjectAsOptions{})...)
-		if f.Limit.IsUnknown() {
-			unknown["filter.limit"] = true
-		} else if l := f.Limit.ValueInt64(); !f.Limit.IsNull() {
-			if l < 1 || l > inputs.MaxLimit {
-				// The engine reads 0 as unset: report the range here.
-				diags.AddAttributeError(path.Root("filter").AtName("limit"), "Invalid filter",
-					fmt.Sprintf("filter.limit must be between 1 and %d, got %d", inputs.MaxLimit, l))
-			} else {
-				s.Filter.Limit = int(l)
-			}
-		}
-		s.Filter.Labels = list("filter.labels", f.Labels)
-		s.Filter.IncludeBranch = str("filter.include_branch", f.IncludeBranch)
-		s.Filter.ExcludeBranch = str("filter.exclude_branch", f.ExcludeBranch)
-		s.Filter.IncludeTag = str("filter.include_tag", f.IncludeTag)
-		s.Filter.ExcludeTag = str("filter.exclude_tag", f.ExcludeTag)
-		s.Filter.Semver = str("filter.semver", f.Semver)
+		b.diags.Append(m.Filter.As(ctx, &f, basetypes.ObjectAsOptions{})...)
+		s.Filter = f.filter(b.under("filter"))
 	}
-	if m.Skip.IsUnknown() {
-		unknown["skip"] = true
-	} else if !m.Skip.IsNull() {
+	if b.read("skip", m.Skip) {
 		var sk inputsSkipModel
-		diags.Append(m.Skip.As(ctx, &sk, basetypes.ObjectAsOptions{})...)
-		s.SkipLabels = list("skip.labels", sk.Labels)
+		b.diags.Append(m.Skip.As(ctx, &sk, basetypes.ObjectAsOptions{})...)
+		s.SkipLabels = b.under("skip").strings("labels", sk.Labels)
 	}
 	dv, err := goValue(m.DefaultValues)
 	switch {
 	case err != nil:
-		unknown["default_values"] = true
+		b.unknownAt("default_values")
 	case dv == nil:
 	default:
 		obj, ok := dv.(map[string]any)
 		if !ok {
-			diags.AddAttributeError(path.Root("default_values"), "Invalid default_values", "must be an object, got "+typeName(dv))
+			b.diags.AddAttributeError(path.Root("default_values"), "Invalid default_values", "must be an object, got "+typeName(dv))
 		}
 		s.DefaultValues = obj
 	}
-	return s, unknown, diags
+	return s, b
+}
+
+// filter reads the filter block.
+func (f *inputsFilterModel) filter(b *specBuilder) inputs.Filter {
+	var out inputs.Filter
+	if l := b.integer("limit", f.Limit); !f.Limit.IsNull() && !f.Limit.IsUnknown() {
+		if l < 1 || l > inputs.MaxLimit {
+			// The engine reads 0 as unset: report the range here.
+			b.diags.AddAttributeError(path.Root("filter").AtName("limit"), "Invalid filter",
+				fmt.Sprintf("filter.limit must be between 1 and %d, got %d", inputs.MaxLimit, l))
+		} else {
+			out.Limit = int(l)
+		}
+	}
+	out.Labels = b.strings("labels", f.Labels)
+	out.IncludeBranch, out.ExcludeBranch = b.str("include_branch", f.IncludeBranch), b.str("exclude_branch", f.ExcludeBranch)
+	out.IncludeTag, out.ExcludeTag = b.str("include_tag", f.IncludeTag), b.str("exclude_tag", f.ExcludeTag)
+	out.Semver = b.str("semver", f.Semver)
+	return out
 }
 
 // addFieldError is a diagnostic on the attribute e names, summarized with

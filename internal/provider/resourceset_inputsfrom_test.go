@@ -299,7 +299,9 @@ func TestResourceSetApply_inputsChangedSincePlan(t *testing.T) {
 		}
 	}
 	f := kube.NewFactory(kube.Config{ConfigPaths: []string{testenv.Need(t).Cluster.Kubeconfig}}, "test")
-	r := &resourceSetResource{data: &providerData{kube: f}}
+	data := &providerData{}
+	data.setCluster(f)
+	r := &resourceSetResource{data: data}
 	plan := func() string {
 		m := model()
 		spec, known, diags := specFrom(ctx, &m)

@@ -28,6 +28,10 @@ const (
 	StrategyRevision     = "Revision"
 )
 
+// VerifyProviderCosign is the one verification provider, and the default of a
+// Verify that names none.
+const VerifyProviderCosign = "cosign"
+
 // DefaultVersion is the version constraint of a spec that sets none: the
 // highest stable version.
 const DefaultVersion = "*"
@@ -81,7 +85,7 @@ type Identity struct {
 
 // Verify asks for a cosign verification of an OCI chart.
 type Verify struct {
-	// Provider must be "cosign".
+	// Provider must be "cosign" (VerifyProviderCosign); empty means it.
 	Provider string
 	// PublicKeys are PEM public keys; any one that verifies passes. Without
 	// keys, verification is keyless against Identities, any one of which may
@@ -131,6 +135,11 @@ func (s Spec) withDefaults() Spec {
 	}
 	if s.ReconcileStrategy == "" {
 		s.ReconcileStrategy = StrategyChartVersion
+	}
+	if s.Verify != nil && s.Verify.Provider == "" {
+		v := *s.Verify
+		v.Provider = VerifyProviderCosign
+		s.Verify = &v
 	}
 	return s
 }
@@ -201,7 +210,7 @@ func (s *Spec) Validate() error {
 		}
 	}
 	if v := s.Verify; v != nil {
-		if v.Provider != "cosign" {
+		if v.Provider != VerifyProviderCosign {
 			errs = append(errs, fmt.Errorf("verify.provider: %q is not supported: use cosign", v.Provider))
 		}
 		if s.Kind() != SourceOCI {

@@ -18,3 +18,23 @@ func TestSpecWithDefaults(t *testing.T) {
 		}
 	}
 }
+
+// withDefaults names cosign as the provider of a verification that names
+// none, without changing the caller's Verify, and keeps a provider that is
+// named (Validate refuses any other than cosign).
+func TestSpecWithDefaultsVerifyProvider(t *testing.T) {
+	in := Spec{Verify: &Verify{}}
+	if got := in.withDefaults(); got.Verify.Provider != VerifyProviderCosign {
+		t.Errorf("withDefaults: verify provider %q, want %q", got.Verify.Provider, VerifyProviderCosign)
+	}
+	if in.Verify.Provider != "" {
+		t.Errorf("withDefaults changed the caller's Verify: provider %q", in.Verify.Provider)
+	}
+	named := Spec{Verify: &Verify{Provider: "notation"}}
+	if got := named.withDefaults(); got.Verify.Provider != "notation" {
+		t.Errorf("withDefaults: verify provider %q, want the one named", got.Verify.Provider)
+	}
+	if got := (Spec{}).withDefaults(); got.Verify != nil {
+		t.Errorf("withDefaults: a spec without verify got %+v", got.Verify)
+	}
+}
