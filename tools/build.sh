@@ -75,4 +75,7 @@ want kube && build kube "$kube_ldflags" \
 want terraform && build terraform "-s -w" terraform=github.com/hashicorp/terraform
 want tofu && build tofu "-s -w -X github.com/opentofu/opentofu/version.dev=no" tofu=github.com/opentofu/opentofu/cmd/tofu
 want docs && build docs "-s -w" tfplugindocs=github.com/hashicorp/terraform-plugin-docs/cmd/tfplugindocs
+# The Helm CLIs the tests make releases "from outside" with, as users of Helm 3 and 4 do.
+want helm3 && build helm3 "-s -w -X helm.sh/helm/v3/internal/version.version=v3.22.0" helm3=helm.sh/helm/v3/cmd/helm
+want helm4 && build helm4 "-s -w -X helm.sh/helm/v4/internal/version.version=v4.3.1" helm4=helm.sh/helm/v4/cmd/helm
 exit 0

@@ -8,11 +8,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"helm.sh/helm/v4/pkg/action"
 	chartutil "helm.sh/helm/v4/pkg/chart/common"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	helmrelease "helm.sh/helm/v4/pkg/release/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
@@ -174,5 +176,38 @@ func TestTemplateErrors(t *testing.T) {
 				t.Fatalf("error %v, want one on %s", err, tc.field)
 			}
 		})
+	}
+}
+
+// Blank lines inside a literal block are data: Helm 4.2 lost them
+// (helm-controller 1.6.3 pinned a Helm fork for it, its #1545); v4.3.1 keeps
+// them, in the rendered manifest and in the object installed.
+func TestTemplate_keepsBlankLinesOfLiteralBlocks(t *testing.T) {
+	t.Parallel()
+	const script = "line1\n\n\nline4\n"
+	path, digest := writeChart(t, "1.0.0", map[string]string{
+		"Chart.yaml":       "apiVersion: v2\nname: blank\nversion: 1.0.0\n",
+		"templates/a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: blank\ndata:\n  script: |\n    line1\n\n\n    line4\n\n",
+	})
+	out, err := Template(context.Background(), &Spec{Name: "r", Namespace: "n", ChartPath: path, ChartDigest: digest}, TemplateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.Manifest, "  script: |\n    line1\n\n\n    line4\n") {
+		t.Fatalf("manifest lost the blank lines:\n%s", out.Manifest)
+	}
+	ctx := testenv.Context(t)
+	e, c := newEngine(t)
+	ns := makeNamespace(t, c)
+	spec := &Spec{Name: "blank", Namespace: ns, Timeout: time.Minute, ChartPath: path, ChartDigest: digest}
+	if _, err := e.Reconcile(ctx, spec, nil); err != nil {
+		t.Fatal(err)
+	}
+	cm, ok := get(t, c, "v1", "ConfigMap", ns, "blank")
+	if !ok {
+		t.Fatal("no ConfigMap")
+	}
+	if got, _, _ := unstructured.NestedString(cm.Object, "data", "script"); got != script {
+		t.Fatalf("installed script %q, want %q", got, script)
 	}
 }
