@@ -273,6 +273,11 @@ func (r *helmReleaseResource) ModifyPlan(ctx context.Context, req resource.Modif
 	if state != nil && p.KeepsFirstDeployed {
 		plan.FirstDeployed = state.FirstDeployed
 	}
+	from := ""
+	if state != nil {
+		from = state.ApplyMethod.ValueString()
+	}
+	planApplyMethod(&plan, from, p, &resp.Diagnostics)
 	if pv := p.Preview; pv != nil {
 		for _, w := range pv.Warnings {
 			resp.Diagnostics.AddWarning("Apply may fail", about(release.Kind, plan.ID.ValueString(), "%s", w))
@@ -455,6 +460,7 @@ func (r *helmReleaseResource) planUnknown(m *helmReleaseModel, meta *chart.Metad
 		m.PostRenderersDigest = types.StringUnknown()
 	}
 	m.FirstDeployed, m.LastDeployed = types.StringUnknown(), types.StringUnknown()
+	m.ApplyMethod = types.StringUnknown()
 	m.Drift = types.ListUnknown(driftEntryType)
 	m.Changes = types.ListUnknown(driftEntryType)
 	if mode.Corrects() {
@@ -510,6 +516,7 @@ func (m *helmReleaseModel) copyStatus(s *helmReleaseModel) {
 	m.ChartName, m.ChartVersion, m.AppVersion = s.ChartName, s.ChartVersion, s.AppVersion
 	m.ConfigDigest, m.PostRenderersDigest = s.ConfigDigest, s.PostRenderersDigest
 	m.FirstDeployed, m.LastDeployed = s.FirstDeployed, s.LastDeployed
+	m.ApplyMethod = s.ApplyMethod
 	m.Book = s.Book
 	m.Drift = s.Drift
 	m.Changes = s.Changes

@@ -31,6 +31,8 @@ type helmReleaseModel struct {
 	ForceToken         types.String  `tfsdk:"force_token"`
 	Suspend            types.Bool    `tfsdk:"suspend"`
 	Description        types.String  `tfsdk:"description"`
+	WaitStrategy       types.String  `tfsdk:"wait_strategy"`
+	PostRenderStrategy types.String  `tfsdk:"post_render_strategy"`
 	Values             types.Dynamic `tfsdk:"values"`
 	Set                types.List    `tfsdk:"set"`
 	SetList            types.List    `tfsdk:"set_list"`
@@ -69,6 +71,7 @@ type helmReleaseModel struct {
 	Status        types.String `tfsdk:"-"`
 	FirstDeployed types.String `tfsdk:"-"`
 	LastDeployed  types.String `tfsdk:"-"`
+	ApplyMethod   types.String `tfsdk:"-"`
 
 	// Book is the engine's bookkeeping, kept in private state (bookKey):
 	// nil until read from there or rebuilt from storage (loadBook).
@@ -111,6 +114,7 @@ type installModel struct {
 	DisableOpenAPIValidation types.Bool               `tfsdk:"disable_openapi_validation"`
 	DisableWait              types.Bool               `tfsdk:"disable_wait"`
 	DisableWaitForJobs       types.Bool               `tfsdk:"disable_wait_for_jobs"`
+	ServerSideApply          types.Bool               `tfsdk:"server_side_apply"`
 	Remediation              *installRemediationModel `tfsdk:"remediation"`
 }
 
@@ -130,6 +134,7 @@ type upgradeModel struct {
 	DisableWaitForJobs       types.Bool               `tfsdk:"disable_wait_for_jobs"`
 	Force                    types.Bool               `tfsdk:"force"`
 	PreserveValues           types.Bool               `tfsdk:"preserve_values"`
+	ServerSideApply          types.String             `tfsdk:"server_side_apply"`
 	Remediation              *upgradeRemediationModel `tfsdk:"remediation"`
 }
 
@@ -160,6 +165,7 @@ type rollbackModel struct {
 	DisableWaitForJobs types.Bool   `tfsdk:"disable_wait_for_jobs"`
 	Force              types.Bool   `tfsdk:"force"`
 	Recreate           types.Bool   `tfsdk:"recreate"`
+	ServerSideApply    types.String `tfsdk:"server_side_apply"`
 }
 
 type uninstallModel struct {
@@ -230,6 +236,8 @@ func (b *specBuilder) release(ctx context.Context, m *helmReleaseModel) *release
 		StorageNamespace:   b.str("storage_namespace", m.StorageNamespace),
 		ServiceAccountName: b.str("service_account_name", m.ServiceAccountName),
 		Description:        b.str("description", m.Description),
+		WaitStrategy:       b.str("wait_strategy", m.WaitStrategy),
+		PostRenderStrategy: b.str("post_render_strategy", m.PostRenderStrategy),
 		Timeout:            b.duration("timeout", m.Timeout),
 		Values:             b.sets(ctx, b.values(m.Values), m),
 		ValuesFrom:         b.valuesFrom(m.ValuesFrom),
@@ -301,6 +309,7 @@ func (b *specBuilder) install(in *installModel) release.Install {
 		DisableOpenAPIValidation: b.boolean("disable_openapi_validation", in.DisableOpenAPIValidation),
 		DisableWait:              b.boolean("disable_wait", in.DisableWait),
 		DisableWaitForJobs:       b.boolean("disable_wait_for_jobs", in.DisableWaitForJobs),
+		ServerSideApply:          b.optBool("server_side_apply", in.ServerSideApply),
 	}
 	if r := in.Remediation; r != nil {
 		rb := b.under("remediation")
@@ -327,6 +336,7 @@ func (b *specBuilder) upgrade(up *upgradeModel) release.Upgrade {
 		DisableWaitForJobs:       b.boolean("disable_wait_for_jobs", up.DisableWaitForJobs),
 		Force:                    b.boolean("force", up.Force),
 		PreserveValues:           b.boolean("preserve_values", up.PreserveValues),
+		ServerSideApply:          b.str("server_side_apply", up.ServerSideApply),
 	}
 	if r := up.Remediation; r != nil {
 		rb := b.under("remediation")
@@ -367,6 +377,7 @@ func (b *specBuilder) rollback(r *rollbackModel) release.Rollback {
 		DisableWait:        b.boolean("disable_wait", r.DisableWait),
 		DisableWaitForJobs: b.boolean("disable_wait_for_jobs", r.DisableWaitForJobs),
 		Force:              b.boolean("force", r.Force),
+		ServerSideApply:    b.str("server_side_apply", r.ServerSideApply),
 	}
 }
 
@@ -571,6 +582,7 @@ func (m *helmReleaseModel) setStatus(s *release.Status) {
 	m.ChartDigest = types.StringValue(s.ChartDigest)
 	m.FirstDeployed = timeValue(s.FirstDeployed)
 	m.LastDeployed = timeValue(s.LastDeployed)
+	m.ApplyMethod = types.StringValue(s.ApplyMethod)
 	m.Book = bookOf(s)
 	m.Drift = driftValue(s.Drift)
 }

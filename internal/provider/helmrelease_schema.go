@@ -17,6 +17,15 @@ import (
 // crdPolicy is the validator of install.crds and upgrade.crds.
 var crdPolicy = stringvalidator.OneOf("Skip", "Create", "CreateReplace")
 
+// ssaMode is the attribute upgrade.server_side_apply and
+// rollback.server_side_apply, helm-controller's ServerSideApplyMode.
+func ssaMode(action, auto string) schema.StringAttribute {
+	return schema.StringAttribute{Optional: true, Validators: []validator.String{stringvalidator.OneOf(release.SSAModes...)},
+		MarkdownDescription: "How the " + action + " writes the release's objects: `enabled` (server-side apply, forcing field " +
+			"conflicts), `disabled` (client-side apply, Helm 3's three-way merge) or `auto` (default): the method of " + auto +
+			" (its `apply_method`; a revision Helm 3 wrote is client-side). The plan shows the method in `status.apply_method`."}
+}
+
 func helmReleaseSchema() schema.Schema {
 	optBool := func(desc string) schema.BoolAttribute { return schema.BoolAttribute{Optional: true, Description: desc} }
 	duration := func(desc string) schema.StringAttribute {
@@ -104,6 +113,23 @@ func helmReleaseSchema() schema.Schema {
 					"action Helm's error. A new value, or removing it, upgrades the release. An import reads it back from the " +
 					"latest release when an install or upgrade gave it one.",
 			},
+			"wait_strategy": schema.StringAttribute{
+				Optional: true, Validators: []validator.String{stringvalidator.OneOf(release.WaitStrategies...)},
+				MarkdownDescription: "How installs, upgrades and rollbacks wait for the release's objects, as helm-controller's " +
+					"`waitStrategy.name`: `poller` (default) polls each object's kstatus until it is Current, failing as soon as one is " +
+					"Failed, as helm-controller and resource sets wait (custom resources with status conditions are waited for too); " +
+					"`legacy` is Helm 3's wait (Deployments, StatefulSets, DaemonSets, Pods, PVCs, Services, Jobs; custom resources are " +
+					"not waited for). Default `legacy` with the provider's `helm3_defaults`. Hooks and deletions are waited for as Helm's " +
+					"legacy wait does under both.",
+			},
+			"post_render_strategy": schema.StringAttribute{
+				Optional: true, Validators: []validator.String{stringvalidator.OneOf(release.PostRenderStrategies...)},
+				MarkdownDescription: "What `post_renderers` are given, as helm-controller's `postRenderStrategy`: `combined` (default, " +
+					"Helm 4): hooks and templates in one stream, so patches apply to hooks too; `separate` (Helm 4.2): hooks and templates " +
+					"in two streams, so that a hook and a template of the same kind and name do not clash in kustomize; `nohooks` (Helm 3, " +
+					"and the default with the provider's `helm3_defaults`): templates only. A change applies from the next upgrade; it " +
+					"does not upgrade the release by itself.",
+			},
 			"reset_token": schema.StringAttribute{
 				Optional: true,
 				MarkdownDescription: "Any new value resets the failure counters, so that apply tries again after remediation retries " +
@@ -154,6 +180,10 @@ func helmReleaseSchema() schema.Schema {
 					"release_status": computedStr("Helm status of the latest release: `deployed`, `failed`, `pending-install`, ..."),
 					"first_deployed": computedStr("When the release was first deployed (RFC 3339)."),
 					"last_deployed":  computedStr("When the latest revision was deployed (RFC 3339)."),
+					"apply_method": computedStr("How the latest revision's objects were written, as Helm 4 records it: `ssa` (server-side " +
+						"apply) or `csa` (client-side apply; also a revision Helm 3 wrote). A plan that installs or upgrades shows the method " +
+						"its release will have (`csa -> ssa` when it changes), or known after apply when a remediation may end the apply on " +
+						"a revision written the other way."),
 				},
 			},
 			"changes": schema.ListAttribute{
@@ -204,6 +234,10 @@ func helmReleaseSchema() schema.Schema {
 					"disable_openapi_validation": optBool("Do not validate rendered objects against the OpenAPI schema."),
 					"disable_wait":               optBool("Do not wait for the objects to be ready."),
 					"disable_wait_for_jobs":      optBool("Do not wait for Jobs to complete."),
+					"server_side_apply": schema.BoolAttribute{Optional: true,
+						MarkdownDescription: "Install with server-side apply (Helm 4, helm-controller 1.5+): the release's fields belong to " +
+							"the provider's `field_manager` through an Apply entry, and Helm records `apply_method: ssa`. Default true, " +
+							"or false with the provider's `helm3_defaults`. Later upgrades keep the method (`upgrade.server_side_apply = \"auto\"`)."},
 				},
 				Blocks: map[string]schema.Block{
 					"remediation": schema.SingleNestedBlock{
@@ -227,8 +261,10 @@ func helmReleaseSchema() schema.Schema {
 					"disable_openapi_validation": optBool("Do not validate rendered objects against the OpenAPI schema."),
 					"disable_wait":               optBool("Do not wait for the objects to be ready."),
 					"disable_wait_for_jobs":      optBool("Do not wait for Jobs to complete."),
-					"force":                      optBool("Replace objects (delete and create) where a patch fails."),
-					"preserve_values":            optBool("Reuse the previous release's values, merged under the new ones."),
+					"force": optBool("Under client-side apply, replace objects (delete and create) where a patch fails. Under server-side " +
+						"apply, which always forces field conflicts as helm-controller does, it changes nothing more."),
+					"preserve_values":   optBool("Reuse the previous release's values, merged under the new ones."),
+					"server_side_apply": ssaMode("upgrade", "the latest revision"),
 				},
 				Blocks: map[string]schema.Block{
 					"remediation": schema.SingleNestedBlock{
@@ -268,7 +304,9 @@ func helmReleaseSchema() schema.Schema {
 					"disable_hooks":         optBool("Skip the chart's rollback hooks."),
 					"disable_wait":          optBool("Do not wait for the objects to be ready."),
 					"disable_wait_for_jobs": optBool("Do not wait for Jobs to complete."),
-					"force":                 optBool("Replace objects (delete and create) where a patch fails."),
+					"force": optBool("Under client-side apply, replace objects (delete and create) where a patch fails. Under server-side " +
+						"apply, which always forces field conflicts, it changes nothing more."),
+					"server_side_apply": ssaMode("rollback", "the revision it rolls back to"),
 					"recreate": func() schema.BoolAttribute {
 						a := optBool("Deprecated: no effect. Helm 3 restarted the pods of the rolled back workloads; Helm 4 removed it (helm/helm#31023), and helm-controller 1.5 ignores `.spec.rollback.recreate` too.")
 						a.DeprecationMessage = "rollback.recreate has no effect: Helm 4 removed the restart of pods on rollback. Remove the attribute; " +

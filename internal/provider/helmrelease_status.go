@@ -20,6 +20,7 @@ var releaseStatusType = types.ObjectType{AttrTypes: map[string]attr.Type{
 	"release_status": types.StringType,
 	"first_deployed": types.StringType,
 	"last_deployed":  types.StringType,
+	"apply_method":   types.StringType,
 }}
 
 // statusFields are the model's fields behind `status`, by attribute name.
@@ -28,6 +29,7 @@ func (m *helmReleaseModel) statusFields() map[string]attr.Value {
 		"release_status": m.Status,
 		"first_deployed": m.FirstDeployed,
 		"last_deployed":  m.LastDeployed,
+		"apply_method":   m.ApplyMethod,
 	}
 }
 
@@ -72,6 +74,7 @@ func (m *helmReleaseModel) unpackStatus() {
 		return v
 	}
 	m.Status, m.FirstDeployed, m.LastDeployed = str("release_status"), str("first_deployed"), str("last_deployed")
+	m.ApplyMethod = str("apply_method")
 }
 
 // modelGetter and modelSetter are the framework's config, plan and state.

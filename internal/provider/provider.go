@@ -85,7 +85,7 @@ func (p *stevedoreProvider) Configure(ctx context.Context, req provider.Configur
 		return
 	}
 	// An empty field manager is the factory's default (kube.DefaultFieldManager).
-	data.setCluster(kube.NewFactory(kc, cfg.FieldManager.ValueString()))
+	data.setCluster(kube.NewFactory(kc, cfg.FieldManager.ValueString()), release.WithHelm3Defaults(cfg.Helm3.ValueBool()))
 	resp.ResourceData, resp.DataSourceData = data, data
 }
 
@@ -135,9 +135,9 @@ type providerData struct {
 }
 
 // setCluster builds the engines that work on the cluster f reaches.
-func (d *providerData) setCluster(f *kube.Factory) {
+func (d *providerData) setCluster(f *kube.Factory, opts ...release.Option) {
 	d.kube = f
-	d.releases = release.New(f)
+	d.releases = release.New(f, opts...)
 	d.sets = resourceset.New(f)
 }
 

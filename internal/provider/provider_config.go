@@ -19,6 +19,7 @@ type providerModel struct {
 	CacheDir     types.String     `tfsdk:"cache_dir"`
 	CacheTTL     types.String     `tfsdk:"repository_cache_ttl"`
 	FieldManager types.String     `tfsdk:"field_manager"`
+	Helm3        types.Bool       `tfsdk:"helm3_defaults"`
 }
 
 type kubernetesModel struct {

@@ -51,6 +51,14 @@ func providerSchema() schema.Schema {
 				Description: "Server-side apply field manager of every write, and the manager whose fields drift detection compares. Default `stevedore`.",
 				Validators:  []validator.String{stringvalidator.LengthBetween(1, 128)},
 			},
+			"helm3_defaults": schema.BoolAttribute{
+				Optional: true,
+				MarkdownDescription: "Helm 3's defaults for every `stevedore_helmrelease`, as helm-controller's `UseHelm3Defaults` feature gate " +
+					"gives them: new releases are installed with client-side apply (`install.server_side_apply = false`), actions wait with " +
+					"Helm 3's `legacy` wait (`wait_strategy`) and post-renderers get no hooks (`post_render_strategy = \"nohooks\"`). " +
+					"A release's own setting wins. Upgrades and rollbacks keep `auto` either way: a release stays with the method its " +
+					"last revision used. Default false: Helm 4's and helm-controller 1.5+'s defaults (server-side apply, `poller`, `combined`).",
+			},
 		},
 		Blocks: map[string]schema.Block{
 			"kubernetes": kubernetesBlock(),

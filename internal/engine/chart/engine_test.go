@@ -987,3 +987,35 @@ func TestResolve_registryDownUsesCachedTags(t *testing.T) {
 		t.Fatalf("registry down, nothing cached: %v, want an error on repository", err)
 	}
 }
+
+// A chart of Helm 4's experimental chart API v3 is refused wherever a chart
+// is read: from a repository, from a directory, and by its metadata (the
+// release's plan), with a message that says why and what to do.
+func TestChartAPIv3_refused(t *testing.T) {
+	ctx := context.Background()
+	v3 := "apiVersion: v3\nname: next\nversion: 1.0.0\n"
+	want := "apiVersion v3, which is not supported: Helm 4's chart API v3 is experimental"
+
+	e, _ := newEngine(t, time.Minute)
+	_, err := e.Build(ctx, Spec{Repository: badRepo(t, "next", tgz(t, map[string]string{"next/Chart.yaml": v3})), Chart: "next"}, "1.0.0")
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("repository: %v", err)
+	}
+
+	dir := t.TempDir()
+	mustWrite(t, filepath.Join(dir, "Chart.yaml"), v3)
+	mustWrite(t, filepath.Join(dir, "templates", "cm.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n")
+	_, err = e.Resolve(ctx, Spec{SourcePath: dir})
+	var fe *fielderr.Error
+	if err == nil || !strings.Contains(err.Error(), want) || !errors.As(err, &fe) || fe.Path != "source_path" {
+		t.Fatalf("directory: %v", err)
+	}
+
+	if _, err := ReadMetadata(dir); err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("metadata: %v", err)
+	}
+	mustWrite(t, filepath.Join(dir, "Chart.yaml"), strings.Replace(v3, "v3", "v2", 1))
+	if md, err := ReadMetadata(dir); err != nil || md.Name != "next" {
+		t.Fatalf("v2: %+v %v", md, err)
+	}
+}

@@ -60,6 +60,9 @@ func (e *Engine) loadLocal(ctx context.Context, dir string, depAuth func(string)
 	if err := ch.Validate(); err != nil {
 		return nil, fieldErr("source_path", fmt.Errorf("'%s' is not a valid chart: %w", dir, err))
 	}
+	if err := supportedAPI(ch); err != nil {
+		return nil, fieldErr("source_path", fmt.Errorf("'%s': %w", dir, err))
+	}
 	lc := &localChart{dir: abs, chart: ch, files: chartFiles(ch)}
 
 	present := map[string]bool{}

@@ -3,6 +3,7 @@ package chart
 import (
 	"fmt"
 
+	helmchart "helm.sh/helm/v4/pkg/chart/v2"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 )
 
@@ -25,5 +26,23 @@ func ReadMetadata(path string) (*Metadata, error) {
 	if ch.Metadata == nil {
 		return nil, fmt.Errorf("chart %s: no Chart.yaml", path)
 	}
+	if err := supportedAPI(ch); err != nil {
+		return nil, fmt.Errorf("chart %s: %w", path, err)
+	}
 	return &Metadata{Name: ch.Metadata.Name, Version: ch.Metadata.Version, AppVersion: ch.Metadata.AppVersion}, nil
+}
+
+// supportedAPI refuses a chart of an API version other than v1 and v2:
+// Helm 4's chart API v3 is experimental (Helm's HIP-0020), Helm's v2 loader
+// would read it as a v2 chart, and helm-controller and source-controller
+// take v2 charts only.
+func supportedAPI(ch *helmchart.Chart) error {
+	switch v := ch.Metadata.APIVersion; v {
+	case "", helmchart.APIVersionV1, helmchart.APIVersionV2:
+		return nil
+	default:
+		return fmt.Errorf("chart %s has apiVersion %s, which is not supported: Helm 4's chart API v3 is experimental, "+
+			"and Flux's controllers, Helm 4's release actions and this provider take charts of apiVersion v2 (and v1). "+
+			"Set apiVersion: v2 in its Chart.yaml", ch.Metadata.Name, v)
+	}
 }

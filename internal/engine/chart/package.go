@@ -38,6 +38,9 @@ func loadArchive(name string, data []byte) (*chart.Chart, error) {
 	if err := ch.Validate(); err != nil {
 		return nil, fmt.Errorf("chart '%s' is not a valid chart: %w", name, err)
 	}
+	if err := supportedAPI(ch); err != nil {
+		return nil, fmt.Errorf("chart '%s': %w", name, err)
+	}
 	return ch, nil
 }
 

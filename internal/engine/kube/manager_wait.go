@@ -9,6 +9,11 @@ import (
 	"github.com/fluxcd/pkg/ssa"
 )
 
+// PollInterval is how often the engines' waits read the objects' status:
+// Helm's legacy wait polls every 2 seconds; fluxcd/pkg/ssa's default (5s)
+// would add seconds to every apply.
+const PollInterval = 2 * time.Second
+
 // WaitOptions are the options of Wait.
 type WaitOptions struct {
 	Interval time.Duration

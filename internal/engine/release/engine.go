@@ -24,17 +24,41 @@ import (
 type Engine struct {
 	kube *kube.Factory
 	read *readCache
+	// helm3Defaults is the provider's helm3_defaults (Spec.Helm3Defaults)
+	// for every spec the engine is given.
+	helm3Defaults bool
 }
 
+// Option configures an Engine.
+type Option func(*Engine)
+
+// WithHelm3Defaults gives every spec the defaults of helm-controller's
+// UseHelm3Defaults feature gate (Spec.Helm3Defaults).
+func WithHelm3Defaults(on bool) Option { return func(e *Engine) { e.helm3Defaults = on } }
+
 // New returns an Engine. It does no I/O.
-func New(f *kube.Factory) *Engine { return &Engine{kube: f, read: newReadCache()} }
+func New(f *kube.Factory, opts ...Option) *Engine {
+	e := &Engine{kube: f, read: newReadCache()}
+	for _, o := range opts {
+		o(e)
+	}
+	return e
+}
+
+// withDefaults is spec with the engine's options and every default filled
+// in: what each entry point works on.
+func (e *Engine) withDefaults(spec *Spec) *Spec {
+	s := *spec
+	s.Helm3Defaults = s.Helm3Defaults || e.helm3Defaults
+	return s.withDefaults()
+}
 
 // Plan decides, without changing anything, what Reconcile would do first for
 // spec given the status of the last apply (nil on create). It reads the
 // release from Helm storage and the values_from objects. Drift is taken from
 // prev (refresh has just detected it) rather than detected again.
 func (e *Engine) Plan(ctx context.Context, spec *Spec, prev *Status) (*Plan, error) {
-	spec = spec.withDefaults()
+	spec = e.withDefaults(spec)
 	p := &Plan{ReleaseName: ReleaseName(spec), PostRenderersDigest: postRenderersDigest(spec.PostRenderers)}
 	st := cloneStatus(prev)
 	r, err := e.prepare(ctx, spec, st)
@@ -82,6 +106,7 @@ func (e *Engine) Plan(ctx context.Context, spec *Spec, prev *Status) (*Plan, err
 	}
 	p.Action, p.Reason = act, reason
 	p.KeepsFirstDeployed = keepsFirstDeployed(act, r.spec)
+	p.ApplyMethod = plannedApplyMethod(act, r.spec, s.rls)
 	if p.Conflict != nil && prev == nil {
 		// Apply refuses this create. What its install would create is still
 		// what the plan shows, worked out as if the name were free: the plan
@@ -120,7 +145,7 @@ func (e *Engine) Plan(ctx context.Context, spec *Spec, prev *Status) (*Plan, err
 // create says it as soon as the release's names are known, also when the
 // chart is not (an artifact created in the same apply).
 func (e *Engine) CreateConflict(ctx context.Context, spec *Spec) (*ExistsError, error) {
-	spec = spec.withDefaults()
+	spec = e.withDefaults(spec)
 	sess, err := newSession(e.kube, spec)
 	if err != nil {
 		return nil, objectError(spec, err)
@@ -143,7 +168,7 @@ func (e *Engine) CreateConflict(ctx context.Context, spec *Spec) (*ExistsError, 
 // drift detection on, the drift of its objects. It returns (nil, nil) when the
 // release is gone. Counters and history missing from storage come from prev.
 func (e *Engine) Observe(ctx context.Context, spec *Spec, prev *Status) (*Status, error) {
-	spec = spec.withDefaults()
+	spec = e.withDefaults(spec)
 	if err := validateSpec(spec); err != nil {
 		return nil, objectError(spec, err)
 	}
@@ -209,7 +234,7 @@ func (e *Engine) Observe(ctx context.Context, spec *Spec, prev *Status) (*Status
 // a *kube.DependencyNotReadyError (or *kube.DependencyError) and the Status is
 // prev with Ready=False (DependencyNotReady), nil at create.
 func (e *Engine) Reconcile(ctx context.Context, spec *Spec, prev *Status) (*Status, error) {
-	spec = spec.withDefaults()
+	spec = e.withDefaults(spec)
 	st := cloneStatus(prev)
 	st.ReleaseName, st.StorageNamespace = ReleaseName(spec), StorageNamespace(spec)
 	e.read.forget(st.StorageNamespace, st.ReleaseName)
@@ -277,7 +302,7 @@ const finishTimeout = 30 * time.Second
 // `meta.helm.sh/release-namespace` annotations (taken over by another
 // release or tool), or that it could not read to check.
 func (e *Engine) Uninstall(ctx context.Context, spec *Spec) (kept string, err error) {
-	spec = spec.withDefaults()
+	spec = e.withDefaults(spec)
 	if err := validateSpec(spec); err != nil {
 		return "", objectError(spec, err)
 	}

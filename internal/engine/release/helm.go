@@ -128,7 +128,7 @@ func (s *session) config(obs *observer) *action.Configuration {
 	kc.Namespace = s.releaseNS
 	kc.SetLogger(slog.DiscardHandler)
 	cfg.RESTClientGetter = s.getter
-	cfg.KubeClient = &waitClient{Client: helmfm.Client{Interface: kc, Manager: s.f.FieldManager()}}
+	cfg.KubeClient = &waitClient{Client: helmfm.Client{Interface: kc, Manager: s.f.FieldManager()}, f: s.f}
 	return cfg
 }
 

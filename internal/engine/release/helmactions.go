@@ -18,10 +18,10 @@ func newInstall(cfg *action.Configuration, spec *Spec, name, namespace string, s
 	in.ReleaseName = name
 	in.Namespace = namespace
 	in.Timeout = spec.Install.Timeout
-	// Helm 3's behaviour, explicitly: client-side apply, polling waits,
-	// hooks not post-rendered.
-	in.ServerSideApply = false
-	in.WaitStrategy = waitStrategy(spec.Install.DisableWait)
+	// The write mode is applymethod.go's; an install forces no conflict:
+	// the objects are new (or adopted, and Helm then takes them).
+	in.ServerSideApply = installMode(spec).ServerSide
+	in.WaitStrategy = waitStrategy(spec, spec.Install.DisableWait)
 	in.WaitForJobs = !spec.Install.DisableWaitForJobs
 	in.DisableHooks = spec.Install.DisableHooks
 	in.DisableOpenAPIValidation = spec.Install.DisableOpenAPIValidation
@@ -34,31 +34,33 @@ func newInstall(cfg *action.Configuration, spec *Spec, name, namespace string, s
 	// The release namespace: target_namespace, else namespace, as Flux's.
 	in.CreateNamespace = spec.Install.CreateNamespace
 	in.PostRenderer = newPostRenderer(spec)
-	in.PostRenderStrategy = action.PostRenderStrategyNoHooks
+	in.PostRenderStrategy = action.PostRenderStrategy(spec.PostRenderStrategy)
 	in.Labels = ownerLabels(spec)
 	in.Description = spec.Description
 	return in
 }
 
-// newUpgrade maps the spec onto Helm's upgrade action.
-func newUpgrade(cfg *action.Configuration, spec *Spec, namespace string) *action.Upgrade {
+// newUpgrade maps the spec onto Helm's upgrade action, writing as mode says
+// (upgradeMode).
+func newUpgrade(cfg *action.Configuration, spec *Spec, namespace string, mode writeMode) *action.Upgrade {
 	up := action.NewUpgrade(cfg)
 	up.Namespace = namespace
 	up.ResetValues = !spec.Upgrade.PreserveValues
 	up.ReuseValues = spec.Upgrade.PreserveValues
 	up.MaxHistory = *spec.MaxHistory
 	up.Timeout = spec.Upgrade.Timeout
-	up.ServerSideApply = "false"
-	up.WaitStrategy = waitStrategy(spec.Upgrade.DisableWait)
+	up.ServerSideApply = mode.helmSSA()
+	up.ForceConflicts = mode.ForceConflicts
+	up.ForceReplace = mode.ForceReplace
+	up.WaitStrategy = waitStrategy(spec, spec.Upgrade.DisableWait)
 	up.WaitForJobs = !spec.Upgrade.DisableWaitForJobs
 	up.DisableHooks = spec.Upgrade.DisableHooks
 	up.DisableOpenAPIValidation = spec.Upgrade.DisableOpenAPIValidation
-	up.ForceReplace = spec.Upgrade.Force
 	up.CleanupOnFail = spec.Upgrade.CleanupOnFail
 	up.Devel = true
 	up.SkipCRDs = true // applied before, with our policy
 	up.PostRenderer = newPostRenderer(spec)
-	up.PostRenderStrategy = action.PostRenderStrategyNoHooks
+	up.PostRenderStrategy = action.PostRenderStrategy(spec.PostRenderStrategy)
 	// Helm merges these into the previous record's labels: an upgrade
 	// stamps a release made before owners were recorded, or imported.
 	up.Labels = ownerLabels(spec)
@@ -83,16 +85,18 @@ func newTest(cfg *action.Configuration, spec *Spec, namespace string) *action.Re
 	return t
 }
 
-// newRollback maps the spec onto Helm's rollback action, to revision version.
-func newRollback(cfg *action.Configuration, spec *Spec, version int) *action.Rollback {
+// newRollback maps the spec onto Helm's rollback action, to revision
+// version, writing as mode says (rollbackMode).
+func newRollback(cfg *action.Configuration, spec *Spec, version int, mode writeMode) *action.Rollback {
 	rb := action.NewRollback(cfg)
 	rb.Version = version
 	rb.Timeout = spec.Rollback.Timeout
-	rb.ServerSideApply = "false"
-	rb.WaitStrategy = waitStrategy(spec.Rollback.DisableWait)
+	rb.ServerSideApply = mode.helmSSA()
+	rb.ForceConflicts = mode.ForceConflicts
+	rb.ForceReplace = mode.ForceReplace
+	rb.WaitStrategy = waitStrategy(spec, spec.Rollback.DisableWait)
 	rb.WaitForJobs = !spec.Rollback.DisableWaitForJobs
 	rb.DisableHooks = spec.Rollback.DisableHooks
-	rb.ForceReplace = spec.Rollback.Force
 	// Helm 4 has no Recreate (Helm 3's restart of the pods of a rollback):
 	// the schema marks rollback.recreate deprecated, with no effect.
 	rb.CleanupOnFail = spec.Rollback.CleanupOnFail

@@ -18,8 +18,8 @@ func TestNewInstall_defaultsAndEveryOption(t *testing.T) {
 	cfg := &action.Configuration{}
 	in := newInstall(cfg, (&Spec{Name: "podinfo", Namespace: "apps"}).withDefaults(), "podinfo", "apps", releaseState{})
 	want := map[string]any{
-		"ReleaseName": "podinfo", "Namespace": "apps", "Timeout": DefaultTimeout, "WaitStrategy": helmkube.LegacyStrategy, "WaitForJobs": true,
-		"ServerSideApply": false, "DisableHooks": false, "DisableOpenAPIValidation": false, "Replace": false, "CreateNamespace": false,
+		"ReleaseName": "podinfo", "Namespace": "apps", "Timeout": DefaultTimeout, "WaitStrategy": pollerStrategy, "WaitForJobs": true,
+		"ServerSideApply": true, "PostRenderStrategy": action.PostRenderStrategyCombined, "DisableHooks": false, "DisableOpenAPIValidation": false, "Replace": false, "CreateNamespace": false,
 		"Devel": true, "SkipCRDs": true, "Description": "",
 	}
 	checkFields(t, in, want)
@@ -33,6 +33,20 @@ func TestNewInstall_defaultsAndEveryOption(t *testing.T) {
 	spec.Install.Timeout = 0
 	checkFields(t, newInstall(cfg, spec.withDefaults(), "r", "ns", releaseState{}), map[string]any{"Timeout": time.Minute})
 
+	// helm3_defaults: Helm 3's client-side apply, legacy wait and
+	// post-renderers without hooks; each can still be set.
+	checkFields(t, newInstall(cfg, (&Spec{Helm3Defaults: true}).withDefaults(), "r", "ns", releaseState{}), map[string]any{
+		"ServerSideApply": false, "WaitStrategy": helmkube.LegacyStrategy, "PostRenderStrategy": action.PostRenderStrategyNoHooks,
+	})
+	h3 := &Spec{Helm3Defaults: true, WaitStrategy: WaitPoller, PostRenderStrategy: PostRenderSeparate, Install: Install{ServerSideApply: ptr(true)}}
+	checkFields(t, newInstall(cfg, h3.withDefaults(), "r", "ns", releaseState{}), map[string]any{
+		"ServerSideApply": true, "WaitStrategy": pollerStrategy, "PostRenderStrategy": action.PostRenderStrategySeparate,
+	})
+	legacy := &Spec{WaitStrategy: WaitLegacy, Install: Install{ServerSideApply: ptr(false)}}
+	checkFields(t, newInstall(cfg, legacy.withDefaults(), "r", "ns", releaseState{}), map[string]any{
+		"ServerSideApply": false, "WaitStrategy": helmkube.LegacyStrategy,
+	})
+
 	// An uninstalled release kept in history holds the name: replaced.
 	kept := releaseState{kind: stateAbsent, rls: &helmrelease.Release{Info: &helmrelease.Info{Status: helmcommon.StatusUninstalled}}}
 	checkFields(t, newInstall(cfg, (&Spec{}).withDefaults(), "r", "ns", kept), map[string]any{"Replace": true})
@@ -40,13 +54,20 @@ func TestNewInstall_defaultsAndEveryOption(t *testing.T) {
 
 func TestNewUpgrade_defaultsAndEveryOption(t *testing.T) {
 	cfg := &action.Configuration{}
-	checkFields(t, newUpgrade(cfg, (&Spec{}).withDefaults(), "apps"), map[string]any{
-		"Namespace": "apps", "Timeout": DefaultTimeout, "WaitStrategy": helmkube.LegacyStrategy, "WaitForJobs": true, "ResetValues": true, "ReuseValues": false,
-		"ServerSideApply": "false", "MaxHistory": DefaultMaxHistory, "ForceReplace": false, "CleanupOnFail": false, "Devel": true, "SkipCRDs": true, "Description": "",
+	csa := writeMode{}
+	checkFields(t, newUpgrade(cfg, (&Spec{}).withDefaults(), "apps", csa), map[string]any{
+		"Namespace": "apps", "Timeout": DefaultTimeout, "WaitStrategy": pollerStrategy, "WaitForJobs": true, "ResetValues": true, "ReuseValues": false,
+		"ServerSideApply": "false", "ForceConflicts": false, "MaxHistory": DefaultMaxHistory, "ForceReplace": false, "CleanupOnFail": false,
+		"Devel": true, "SkipCRDs": true, "Description": "", "PostRenderStrategy": action.PostRenderStrategyCombined,
+	})
+	// The resolved mode, never Helm's own `auto`: Helm and the engine
+	// cannot decide apart.
+	checkFields(t, newUpgrade(cfg, (&Spec{}).withDefaults(), "apps", modeOf(true, true)), map[string]any{
+		"ServerSideApply": "true", "ForceConflicts": true, "ForceReplace": false,
 	})
 	spec := &Spec{Description: "deployed by CI", Upgrade: Upgrade{Timeout: time.Second, CleanupOnFail: true, DisableHooks: true, DisableOpenAPIValidation: true,
 		DisableWait: true, DisableWaitForJobs: true, Force: true, PreserveValues: true}}
-	checkFields(t, newUpgrade(cfg, spec.withDefaults(), "apps"), map[string]any{
+	checkFields(t, newUpgrade(cfg, spec.withDefaults(), "apps", modeOf(false, true)), map[string]any{
 		"Timeout": time.Second, "WaitStrategy": noWaitStrategy, "WaitForJobs": false, "ResetValues": false, "ReuseValues": true,
 		"ForceReplace": true, "CleanupOnFail": true, "DisableHooks": true, "DisableOpenAPIValidation": true, "Description": "deployed by CI",
 	})
@@ -54,13 +75,16 @@ func TestNewUpgrade_defaultsAndEveryOption(t *testing.T) {
 
 func TestNewRollback_defaultsAndEveryOption(t *testing.T) {
 	cfg := &action.Configuration{}
-	checkFields(t, newRollback(cfg, (&Spec{Timeout: time.Minute, MaxHistory: ptr(3)}).withDefaults(), 4), map[string]any{
-		"Version": 4, "Timeout": time.Minute, "WaitStrategy": helmkube.LegacyStrategy, "WaitForJobs": true, "MaxHistory": 3,
-		"ServerSideApply": "false", "ForceReplace": false, "CleanupOnFail": false, "DisableHooks": false,
+	checkFields(t, newRollback(cfg, (&Spec{Timeout: time.Minute, MaxHistory: ptr(3)}).withDefaults(), 4, writeMode{}), map[string]any{
+		"Version": 4, "Timeout": time.Minute, "WaitStrategy": pollerStrategy, "WaitForJobs": true, "MaxHistory": 3,
+		"ServerSideApply": "false", "ForceConflicts": false, "ForceReplace": false, "CleanupOnFail": false, "DisableHooks": false,
+	})
+	checkFields(t, newRollback(cfg, (&Spec{}).withDefaults(), 4, modeOf(true, true)), map[string]any{
+		"ServerSideApply": "true", "ForceConflicts": true, "ForceReplace": false,
 	})
 	spec := &Spec{Rollback: Rollback{Timeout: time.Second, CleanupOnFail: true, DisableHooks: true, DisableWait: true,
 		DisableWaitForJobs: true, Force: true}}
-	checkFields(t, newRollback(cfg, spec.withDefaults(), 1), map[string]any{
+	checkFields(t, newRollback(cfg, spec.withDefaults(), 1, modeOf(false, true)), map[string]any{
 		"Timeout": time.Second, "WaitStrategy": noWaitStrategy, "WaitForJobs": false, "ForceReplace": true,
 		"CleanupOnFail": true, "DisableHooks": true,
 	})

@@ -1,16 +1,21 @@
 package release
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	helmkube "helm.sh/helm/v4/pkg/kube"
 	helmreleasei "helm.sh/helm/v4/pkg/release"
 	helmrelease "helm.sh/helm/v4/pkg/release/v1"
 	"helm.sh/helm/v4/pkg/storage"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
 
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/release/helmfm"
 )
@@ -94,29 +99,42 @@ func (s releaseStore) ListReleases() ([]*helmrelease.Release, error) {
 }
 
 // waitClient is the kube client of the engine's Helm actions: Helm's, writing
-// under the provider's field manager (helmfm.Client), with Helm 3's waits.
+// under the provider's field manager (helmfm.Client), with the waits of
+// wait_strategy.
 //
-// Helm 3 waited by polling (Helm 4's legacy strategy) and, with waiting
-// disabled, still waited for hooks to be ready and for deleted hooks to be
-// gone. Helm 4's hookOnly strategy watches hooks with kstatus and does not
-// wait for deletions; noWaitStrategy is Helm 3's: legacy waits for hooks and
-// deletions, none for the release's resources.
+//   - poller (pollerStrategy): the release's objects are waited for with
+//     kstatus, polled through fluxcd/pkg/ssa as helm-controller's poller
+//     waits (and as resource sets wait), failing fast on a Failed object.
+//     Paused Deployments are not waited for; a Job is ready once started,
+//     or, when the action waits for Jobs, once complete.
+//   - legacy: Helm's legacy (Helm 3) waiter.
 //
-// Helm 4 tests a release with its status watcher (kstatus) whatever the
-// strategy; Helm 3 polled, as the engine's waits do: the watcher is asked
-// for only by the test action, and gets the poller.
+// Hooks and deletions are waited for by Helm's legacy waiter under both:
+// hooks to be ready, deleted hooks and uninstalled objects to be gone.
+//
+// With waiting disabled, Helm 3 still waited for hooks to be ready and for
+// deleted hooks to be gone. Helm 4's hookOnly strategy watches hooks with
+// its kstatus watcher and does not wait for deletions; noWaitStrategy is
+// Helm 3's: legacy waits for hooks and deletions, none for the release's
+// resources.
+//
+// Helm 4 tests a release with its status watcher whatever the strategy: the
+// watcher is asked for only by the test action, and gets the legacy waiter,
+// which waits for test Pods as Helm 3 did.
 type waitClient struct {
 	helmfm.Client
+	f *kube.Factory
 }
 
-// noWaitStrategy asks waitClient for Helm 3's waits with waiting disabled:
-// for hooks to be ready and deleted hooks to be gone (the only deletions an
-// install, upgrade or rollback waits for). noWaitUninstallStrategy is that
-// of an uninstall, which waits for no deletion: Helm 4 asks one waiter for
-// the deletions of hooks and of the release's resources alike.
+// The engine's own wait strategies, which waitClient serves: noWaitStrategy
+// (waiting disabled: hooks and deletions only), noWaitUninstallStrategy
+// (that of an uninstall, which waits for no deletion: Helm 4 asks one
+// waiter for the deletions of hooks and of the release's resources alike)
+// and pollerStrategy (wait_strategy poller).
 const (
 	noWaitStrategy          helmkube.WaitStrategy = "stevedore-nowait"
 	noWaitUninstallStrategy helmkube.WaitStrategy = "stevedore-nowait-uninstall"
+	pollerStrategy          helmkube.WaitStrategy = "stevedore-poller"
 )
 
 func (c *waitClient) GetWaiter(ws helmkube.WaitStrategy) (helmkube.Waiter, error) {
@@ -124,17 +142,17 @@ func (c *waitClient) GetWaiter(ws helmkube.WaitStrategy) (helmkube.Waiter, error
 }
 
 func (c *waitClient) GetWaiterWithOptions(ws helmkube.WaitStrategy, opts ...helmkube.WaitOption) (helmkube.Waiter, error) {
-	if ws == helmkube.StatusWatcherStrategy {
-		ws = helmkube.LegacyStrategy
-	}
-	if ws != noWaitStrategy && ws != noWaitUninstallStrategy {
-		return c.Client.GetWaiterWithOptions(ws, opts...)
-	}
-	w, err := c.Client.GetWaiterWithOptions(helmkube.LegacyStrategy, opts...)
+	legacy, err := c.Client.GetWaiterWithOptions(helmkube.LegacyStrategy, opts...)
 	if err != nil {
 		return nil, err
 	}
-	return hooksOnlyWaiter{Waiter: w, waitDeletes: ws == noWaitStrategy}, nil
+	switch ws {
+	case noWaitStrategy, noWaitUninstallStrategy:
+		return hooksOnlyWaiter{Waiter: legacy, waitDeletes: ws == noWaitStrategy}, nil
+	case pollerStrategy:
+		return pollerWaiter{Waiter: legacy, f: c.f}, nil
+	}
+	return legacy, nil
 }
 
 // hooksOnlyWaiter waits for hooks (WatchUntilReady) and, with waitDeletes,
@@ -154,13 +172,82 @@ func (w hooksOnlyWaiter) WaitForDelete(list helmkube.ResourceList, timeout time.
 	return w.Waiter.WaitForDelete(list, timeout)
 }
 
-// waitStrategy is Helm 3's wait of an action: polling, or no wait for the
-// release's resources when disabled.
-func waitStrategy(disable bool) helmkube.WaitStrategy {
-	if disable {
-		return noWaitStrategy
+// pollerWaiter waits for the release's resources with kstatus (kube.Manager's
+// Wait); hooks and deletions as the legacy Waiter it wraps.
+type pollerWaiter struct {
+	helmkube.Waiter
+	f *kube.Factory
+}
+
+func (w pollerWaiter) Wait(list helmkube.ResourceList, timeout time.Duration) error {
+	return w.wait(list, timeout, false)
+}
+
+func (w pollerWaiter) WaitWithJobs(list helmkube.ResourceList, timeout time.Duration) error {
+	return w.wait(list, timeout, true)
+}
+
+func (w pollerWaiter) wait(list helmkube.ResourceList, timeout time.Duration, jobs bool) error {
+	var entries []kube.Entry
+	for _, info := range list {
+		gk := info.Mapping.GroupVersionKind.GroupKind()
+		if gk.Group == "apps" && gk.Kind == "Deployment" && paused(info.Object) {
+			continue // as Helm's waiters
+		}
+		entries = append(entries, kube.Entry{ID: infoID(info)})
 	}
-	return helmkube.LegacyStrategy
+	if len(entries) == 0 {
+		return nil
+	}
+	m, err := w.f.Manager()
+	if err != nil {
+		return err
+	}
+	if jobs {
+		// A Job is Current once complete, not once started (kstatus's).
+		m = m.WithCompleteJobs()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	err = m.Wait(ctx, entries, kube.WaitOptions{Interval: kube.PollInterval, Timeout: timeout, FailFast: true})
+	if err != nil && outOfTime(ctx, err) {
+		// As Helm's waiters say it: the action's error then names the
+		// objects not ready, by kstatus (explainTimeout).
+		return context.DeadlineExceeded
+	}
+	return err
+}
+
+// outOfTime says whether the wait under ctx ended for lack of time: its
+// context is done, fluxcd/pkg/ssa timed out, or a poll could not be sent
+// before the deadline (client-go's rate limiter refuses a request that
+// would end after it, before the context is done).
+func outOfTime(ctx context.Context, err error) bool {
+	msg := err.Error()
+	return ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) ||
+		strings.HasPrefix(msg, "timeout waiting for") || strings.Contains(msg, "would exceed context deadline")
+}
+
+// paused says whether obj is a Deployment whose rollout is paused.
+func paused(obj runtime.Object) bool {
+	u, err := toUnstructured(obj)
+	if err != nil {
+		return false
+	}
+	p, _, _ := unstructured.NestedBool(u.Object, "spec", "paused")
+	return p
+}
+
+// waitStrategy is the wait of an action: wait_strategy's, or, when the
+// action's waiting is disabled, only for hooks and deleted hooks.
+func waitStrategy(spec *Spec, disable bool) helmkube.WaitStrategy {
+	switch {
+	case disable:
+		return noWaitStrategy
+	case spec.WaitStrategy == WaitLegacy:
+		return helmkube.LegacyStrategy
+	}
+	return pollerStrategy
 }
 
 // The digest of a release (releaseDigest) is kept in the state of every
@@ -235,8 +322,8 @@ func v3HookOf(h *helmrelease.Hook) v3Hook {
 
 var _ json.Marshaler = v3Time{}
 
-// uninstallWaitStrategy is Helm 3's wait of an uninstall: polling for the
-// deletions, or none when disabled (Helm 3 still waited for the deletion of
+// uninstallWaitStrategy is the wait of an uninstall, under both wait
+// strategies: Helm's legacy polling for the deletions, or none when disabled (Helm 3 still waited for the deletion of
 // hooks then; Helm 4 asks one waiter for both, so that is no more).
 func uninstallWaitStrategy(disable bool) helmkube.WaitStrategy {
 	if disable {

@@ -20,8 +20,10 @@ import (
 	helmcommon "helm.sh/helm/v4/pkg/release/common"
 	helmrelease "helm.sh/helm/v4/pkg/release/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cli-runtime/pkg/resource"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -44,6 +46,15 @@ type Preview struct {
 	// Warnings are things apply may trip on that the cluster cannot decide
 	// at plan: a namespace or a kind that another resource may create first.
 	Warnings []string
+	// Conflicts are the fields of objects the action updates that another
+	// field manager owns, which its server-side apply takes (it always
+	// forces conflicts, as helm-controller's): the objects' changes list
+	// them too. None under client-side apply, which takes fields silently.
+	Conflicts []kube.FieldConflict
+	// Migrated are the objects whose client-side managed fields Helm turns
+	// into the field manager's server-side apply entry, when an upgrade
+	// moves a release from client-side to server-side apply.
+	Migrated []string
 }
 
 // PreviewError is a rejection that apply would meet for sure: the chart does
@@ -75,9 +86,11 @@ func (r *request) preview(ctx context.Context, act Action, s releaseState) (*Pre
 	var (
 		next    *helmrelease.Release
 		current *helmrelease.Release
+		mode    writeMode
 	)
 	switch act {
 	case ActionInstall:
+		mode = installMode(r.spec)
 		in := newInstall(cfg, r.spec, r.name, r.sess.releaseNS, s)
 		in.DryRunStrategy = action.DryRunServer
 		next, err = runRelease(in.RunWithContext(ctx, r.chart, r.values))
@@ -86,7 +99,8 @@ func (r *request) preview(ctx context.Context, act Action, s releaseState) (*Pre
 		if err != nil {
 			return nil, err
 		}
-		up := newUpgrade(cfg, r.spec, r.sess.releaseNS)
+		mode = upgradeMode(r.spec, s.rls)
+		up := newUpgrade(cfg, r.spec, r.sess.releaseNS, mode)
 		up.DryRunStrategy = action.DryRunServer
 		next, err = runRelease(up.RunWithContext(ctx, r.name, r.chart, r.values))
 	default:
@@ -157,8 +171,16 @@ func (r *request) preview(ctx context.Context, act Action, s releaseState) (*Pre
 			original.Append(info)
 		}
 	}
-	res, err := kc.Update(original, target, helmkube.ClientUpdateOptionServerSideApply(false, false),
-		helmkube.ClientUpdateOptionForceReplace(r.spec.Upgrade.Force && act != ActionInstall))
+	// What Helm's action passes to Update (install.go, upgrade.go): an
+	// install forces nothing; an upgrade from a client-side release to
+	// server-side apply first turns our client-side managed fields into
+	// our server-side apply entry.
+	migrate := act != ActionInstall && mode.ServerSide && recordApplyMethod(current) == ApplyMethodCSA
+	applied := appliedObjects(target)
+	res, err := kc.Update(original, target,
+		helmkube.ClientUpdateOptionServerSideApply(mode.ServerSide, mode.ForceConflicts && act != ActionInstall),
+		helmkube.ClientUpdateOptionForceReplace(mode.ForceReplace && act != ActionInstall),
+		helmkube.ClientUpdateOptionUpgradeClientSideFieldManager(migrate))
 	if err != nil {
 		pe := &PreviewError{Err: fmt.Errorf("%s would fail: %w", act, err)}
 		if p := renderErrorPath(err.Error()); p != "" {
@@ -189,7 +211,78 @@ func (r *request) preview(ctx context.Context, act Action, s releaseState) (*Pre
 		p.Changes = append(p.Changes, kube.Drift{ID: infoID(info), Type: "delete"})
 	}
 	slices.SortFunc(p.Changes, func(a, b kube.Drift) int { return strings.Compare(a.ID, b.ID) })
+	if mode.ForceConflicts && act != ActionInstall {
+		if p.Conflicts, err = r.conflicts(res.Updated, applied); err != nil {
+			return nil, err
+		}
+	}
+	if migrate {
+		p.Migrated = withManagerEntry(res.Updated, before, r.sess.f.FieldManager())
+	}
 	return p, nil
+}
+
+// appliedObjects are copies of the objects of list as Helm will send them,
+// by infoKey: Helm's Update leaves the API server's answer in the infos.
+func appliedObjects(list helmkube.ResourceList) map[string]runtime.Object {
+	out := make(map[string]runtime.Object, len(list))
+	for _, info := range list {
+		out[infoKey(info)] = info.Object.DeepCopyObject()
+	}
+	return out
+}
+
+// conflicts are the fields that a server-side apply of the updated objects
+// would take from other field managers: each object is applied once more,
+// a dry run without force, and the API server names what it refuses. Our
+// own manager's client-side entries are not conflicts: Helm migrates them
+// first.
+func (r *request) conflicts(updated helmkube.ResourceList, applied map[string]runtime.Object) ([]kube.FieldConflict, error) {
+	fm := r.sess.f.FieldManager()
+	var out []kube.FieldConflict
+	for _, info := range updated {
+		obj := applied[infoKey(info)]
+		if obj == nil {
+			continue
+		}
+		data, err := runtime.Encode(unstructured.UnstructuredJSONScheme, obj)
+		if err != nil {
+			return nil, fmt.Errorf("encode %s: %w", infoID(info), err)
+		}
+		force := false
+		_, err = resource.NewHelper(info.Client, info.Mapping).DryRun(true).WithFieldManager(fm).
+			Patch(info.Namespace, info.Name, types.ApplyPatchType, data, &metav1.PatchOptions{Force: &force})
+		if err == nil {
+			continue
+		}
+		c := kube.ApplyConflicts(infoID(info), err, fm)
+		if c == nil && !apierrors.IsConflict(err) {
+			return nil, fmt.Errorf("dry-run %s without forcing conflicts: %w", infoID(info), err)
+		}
+		out = append(out, c...)
+	}
+	return out, nil
+}
+
+// withManagerEntry are the IDs of the updated objects whose live managed
+// fields have a client-side (Update) entry of manager fm: those whose
+// entries Helm migrates to server-side apply.
+func withManagerEntry(updated helmkube.ResourceList, live map[string]*unstructured.Unstructured, fm string) []string {
+	var out []string
+	for _, info := range updated {
+		u := live[infoKey(info)]
+		if u == nil {
+			continue
+		}
+		for _, e := range u.GetManagedFields() {
+			if e.Manager == fm && e.Operation == metav1.ManagedFieldsOperationUpdate {
+				out = append(out, infoID(info))
+				break
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // previewAsNew is the preview of an install of a release whose name is free

@@ -381,13 +381,14 @@ func setRelease(st *Status, rls *helmrelease.Release) {
 	st.Version = rls.Version
 	st.FirstDeployed = rls.Info.FirstDeployed
 	st.LastDeployed = rls.Info.LastDeployed
+	st.ApplyMethod = recordApplyMethod(rls)
 	if md := rls.Chart.Metadata; md != nil {
 		st.ChartName, st.ChartVersion, st.AppVersion = md.Name, md.Version, md.AppVersion
 	}
 }
 
 func clearRelease(st *Status) {
-	st.Status, st.Version, st.ChartName, st.ChartVersion, st.AppVersion = "", 0, "", "", ""
+	st.Status, st.Version, st.ChartName, st.ChartVersion, st.AppVersion, st.ApplyMethod = "", 0, "", "", "", ""
 	st.FirstDeployed, st.LastDeployed = time.Time{}, time.Time{}
 	st.Drift, st.Fingerprints = nil, nil
 }

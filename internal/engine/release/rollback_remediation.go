@@ -31,7 +31,10 @@ func (rollbackRunner) run(_ context.Context, req *actionRequest, _ releaseState)
 	curDigest := cur.Digest
 
 	obs := &observer{}
-	err := newRollback(req.sess.config(obs), spec, target.Version).Run(req.name)
+	to, err := req.sess.storage(nil).Get(req.name, target.Version)
+	if err == nil {
+		err = newRollback(req.sess.config(obs), spec, target.Version, rollbackMode(spec, to)).Run(req.name)
+	}
 
 	for _, w := range obs.releases() {
 		known := false

@@ -56,6 +56,48 @@ const (
 	DriftEnabled  DriftMode = "enabled"
 )
 
+// Apply methods of a release record: Helm 4's release.ApplyMethod, which
+// Helm writes as `apply_method` in every record (a record without one, as
+// Helm 3 wrote them, was client-side applied).
+const (
+	ApplyMethodCSA = "csa"
+	ApplyMethodSSA = "ssa"
+)
+
+// Server-side apply modes of upgrade and rollback, helm-controller's
+// ServerSideApplyMode: always, never, or as the release applied from did.
+const (
+	SSAEnabled  = "enabled"
+	SSADisabled = "disabled"
+	SSAAuto     = "auto"
+)
+
+// SSAModes are the valid modes, for validators and messages.
+var SSAModes = []string{SSAEnabled, SSADisabled, SSAAuto}
+
+// Wait strategies (helm-controller's waitStrategy.name): kstatus polling,
+// or Helm 3's wait.
+const (
+	WaitPoller = "poller"
+	WaitLegacy = "legacy"
+)
+
+// WaitStrategies are the valid wait strategies.
+var WaitStrategies = []string{WaitPoller, WaitLegacy}
+
+// Post-render strategies (helm-controller's postRenderStrategy): what Helm
+// gives the post-renderers. nohooks: the templates only (Helm 3); combined:
+// hooks and templates in one stream (Helm 4's default); separate: hooks and
+// templates in two streams (Helm 4.2).
+const (
+	PostRenderNoHooks  = "nohooks"
+	PostRenderCombined = "combined"
+	PostRenderSeparate = "separate"
+)
+
+// PostRenderStrategies are the valid post-render strategies.
+var PostRenderStrategies = []string{PostRenderNoHooks, PostRenderCombined, PostRenderSeparate}
+
 // DriftModes are the valid modes, for validators and messages.
 var DriftModes = []DriftMode{DriftEnabled, DriftWarn, DriftDisabled}
 
@@ -155,6 +197,19 @@ type Spec struct {
 	// is one.
 	ValuesWriteOnly map[string]any
 
+	// Helm3Defaults is the provider's helm3_defaults: the defaults of
+	// helm-controller's UseHelm3Defaults feature gate (client-side apply for
+	// installs, the legacy wait, post-renderers without hooks), for teams
+	// that keep Helm 3's behaviour while they move.
+	Helm3Defaults bool
+	// WaitStrategy is how an action waits for the release's objects:
+	// WaitPoller (kstatus) or WaitLegacy; empty means WaitPoller, or
+	// WaitLegacy with Helm3Defaults.
+	WaitStrategy string
+	// PostRenderStrategy says what the post-renderers get; empty means
+	// PostRenderCombined, or PostRenderNoHooks with Helm3Defaults.
+	PostRenderStrategy string
+
 	Install        Install
 	Upgrade        Upgrade
 	Test           Test
@@ -180,6 +235,26 @@ func (s *Spec) withDefaults() *Spec {
 	for _, t := range []*time.Duration{&d.Install.Timeout, &d.Upgrade.Timeout, &d.Test.Timeout, &d.Rollback.Timeout, &d.Uninstall.Timeout} {
 		if *t <= 0 {
 			*t = d.Timeout
+		}
+	}
+	if d.Install.ServerSideApply == nil {
+		d.Install.ServerSideApply = ptr(!d.Helm3Defaults)
+	}
+	for _, m := range []*string{&d.Upgrade.ServerSideApply, &d.Rollback.ServerSideApply} {
+		if *m == "" {
+			*m = SSAAuto // also with Helm3Defaults, as helm-controller's
+		}
+	}
+	if d.WaitStrategy == "" {
+		d.WaitStrategy = WaitPoller
+		if d.Helm3Defaults {
+			d.WaitStrategy = WaitLegacy
+		}
+	}
+	if d.PostRenderStrategy == "" {
+		d.PostRenderStrategy = PostRenderCombined
+		if d.Helm3Defaults {
+			d.PostRenderStrategy = PostRenderNoHooks
 		}
 	}
 	if d.Install.CRDs == "" {
@@ -231,10 +306,13 @@ type ValuesReference struct {
 
 // Install are the install options.
 type Install struct {
-	Timeout                  time.Duration // 0: Spec.Timeout
-	CRDs                     CRDPolicy     // empty: CRDsCreate
-	Replace                  bool
-	CreateNamespace          bool
+	Timeout         time.Duration // 0: Spec.Timeout
+	CRDs            CRDPolicy     // empty: CRDsCreate
+	Replace         bool
+	CreateNamespace bool
+	// ServerSideApply installs with server-side apply; nil means true, or
+	// false with Helm3Defaults.
+	ServerSideApply          *bool
 	DisableHooks             bool
 	DisableOpenAPIValidation bool
 	DisableWait              bool
@@ -262,9 +340,15 @@ type Upgrade struct {
 	DisableOpenAPIValidation bool
 	DisableWait              bool
 	DisableWaitForJobs       bool
-	Force                    bool
-	PreserveValues           bool
-	Remediation              UpgradeRemediation
+	// Force replaces objects where a patch fails under client-side apply,
+	// and forces field conflicts under server-side apply (which always
+	// forces them, as helm-controller's).
+	Force          bool
+	PreserveValues bool
+	// ServerSideApply is one of SSAModes; empty means SSAAuto: the method
+	// of the latest release.
+	ServerSideApply string
+	Remediation     UpgradeRemediation
 }
 
 // UpgradeRemediation says what happens after a failed upgrade.
@@ -302,6 +386,9 @@ type Rollback struct {
 	DisableWait        bool
 	DisableWaitForJobs bool
 	Force              bool
+	// ServerSideApply is one of SSAModes; empty means SSAAuto: the method
+	// of the revision rolled back to.
+	ServerSideApply string
 }
 
 // Uninstall are the uninstall options.
@@ -364,6 +451,9 @@ type Status struct {
 	ChartName    string
 	ChartVersion string
 	AppVersion   string
+	// ApplyMethod is how the latest release's objects were written:
+	// ApplyMethodSSA or ApplyMethodCSA (a record without one).
+	ApplyMethod string
 	// ConfigDigest is the digest of the values of the latest release we
 	// attempted, as fluxcd/pkg/chartutil DigestValues computes it.
 	ConfigDigest string
@@ -492,6 +582,11 @@ type Plan struct {
 	// Preview is what the install or upgrade Action would change in the
 	// cluster; nil for other actions.
 	Preview *Preview
+	// ApplyMethod is the apply method (ApplyMethodSSA or ApplyMethodCSA)
+	// of the release that an apply which succeeds leaves, when Action
+	// writes one and the plan can know it (plannedApplyMethod); empty
+	// otherwise.
+	ApplyMethod string
 	// KeepsFirstDeployed says that an apply that succeeds leaves the
 	// release's first deployment date as it is (keepsFirstDeployed).
 	KeepsFirstDeployed bool

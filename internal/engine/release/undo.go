@@ -31,9 +31,15 @@ import (
 // failed releases had, and that this release owns, are deleted. The upgrade
 // then starts from the state Helm assumes. Objects the release does not own
 // (Helm refused to adopt them) are never touched.
-func undoFailedReleases(ctx context.Context, r *actionRequest, latest *helmrelease.Release) error {
+func undoFailedReleases(ctx context.Context, r *actionRequest, latest *helmrelease.Release, mode writeMode) error {
 	if latest == nil || latest.Info == nil || latest.Info.Status != helmcommon.StatusFailed {
 		return nil // the usual upgrade: nothing failed since the last deployed release
+	}
+	if mode.ServerSide {
+		// Server-side apply merges nothing from the deployed release: the
+		// upgrade's Apply of the whole manifest takes back every field the
+		// failed releases set under our manager and the new one leaves out.
+		return nil
 	}
 	hist, err := r.sess.storage(nil).History(r.name)
 	if err != nil {
@@ -46,7 +52,7 @@ func undoFailedReleases(ctx context.Context, r *actionRequest, latest *helmrelea
 	// The manifest the upgrade will apply. A chart that does not render
 	// fails the upgrade itself, with Helm's error: nothing to undo towards.
 	cfg := r.sess.config(nil)
-	up := newUpgrade(cfg, r.spec, r.sess.releaseNS)
+	up := newUpgrade(cfg, r.spec, r.sess.releaseNS, mode)
 	up.DryRunStrategy = action.DryRunClient
 	next, err := runRelease(up.RunWithContext(ctx, r.name, r.chart, r.values))
 	if err != nil {

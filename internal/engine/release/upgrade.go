@@ -31,13 +31,14 @@ func (upgradeRunner) run(ctx context.Context, req *actionRequest, s releaseState
 
 	obs := &observer{}
 	cfg := req.sess.config(obs)
+	mode := upgradeMode(spec, s.rls)
 	err := applyCRDs(ctx, req.sess.f, spec, req.chart, spec.Upgrade.CRDs)
 	if err != nil {
 		err = fmt.Errorf("apply CustomResourceDefinitions: %w", err)
-	} else if err = undoFailedReleases(ctx, req, s.rls); err != nil {
+	} else if err = undoFailedReleases(ctx, req, s.rls, mode); err != nil {
 		err = fmt.Errorf("undo what failed releases changed: %w", err)
 	} else {
-		_, err = newUpgrade(cfg, spec, req.sess.releaseNS).RunWithContext(ctx, req.name, req.chart, req.values)
+		_, err = newUpgrade(cfg, spec, req.sess.releaseNS, mode).RunWithContext(ctx, req.name, req.chart, req.values)
 	}
 	return req.recordResult(actionUpgrade, obs, req.explainTimeout(ctx, actionUpgrade, obs, err))
 }

@@ -346,7 +346,7 @@ func (e *Engine) apply(ctx context.Context, spec *Spec, prev []kube.Entry, opts 
 // waitFor waits until entries are Current by kstatus (Jobs complete),
 // failing early on a Failed object.
 func waitFor(ctx context.Context, m *kube.Manager, entries []kube.Entry, timeout time.Duration) error {
-	return m.WithCompleteJobs().Wait(ctx, entries, kube.WaitOptions{Interval: 2 * time.Second, Timeout: timeout, FailFast: true})
+	return m.WithCompleteJobs().Wait(ctx, entries, kube.WaitOptions{Interval: kube.PollInterval, Timeout: timeout, FailFast: true})
 }
 
 // Drift reports, for the objects the set renders and owns, how the cluster

@@ -1,0 +1,61 @@
+package provider
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/release"
+)
+
+// planApplyMethod sets the planned `status.apply_method` of a plan whose
+// apply installs or upgrades (the engine's Plan.ApplyMethod, unknown when
+// the engine cannot promise it) and says, before apply, what the write
+// will take: the objects whose client-side managed fields Helm moves to
+// our server-side apply entry when the release moves to server-side apply,
+// and the fields it forces away from other field managers. from is the
+// state's method, "" on create.
+func planApplyMethod(m *helmReleaseModel, from string, p *release.Plan, diags *diag.Diagnostics) {
+	m.ApplyMethod = types.StringUnknown()
+	if p.ApplyMethod != "" {
+		m.ApplyMethod = types.StringValue(p.ApplyMethod)
+	}
+	id := m.ID.ValueString()
+	pv := p.Preview
+	if pv == nil || pv.Unknown != "" {
+		return
+	}
+	if from == release.ApplyMethodCSA && p.ApplyMethod == release.ApplyMethodSSA {
+		diags.AddWarning("Release moves to server-side apply",
+			about(release.Kind, id, "the upgrade writes with server-side apply (status.apply_method csa -> ssa), as "+
+				"upgrade.server_side_apply says; Helm moves the client-side managed fields of %s into the field manager's "+
+				"server-side apply entry first. Later upgrades and rollbacks to this revision stay server-side (auto).",
+				listOrNone(pv.Migrated, "no object (none has client-side fields of the field manager)")))
+	}
+	if len(pv.Conflicts) > 0 {
+		diags.AddWarning("Apply takes fields from other field managers",
+			about(release.Kind, id, "the upgrade's server-side apply forces these fields, owned by other field managers, "+
+				"to the chart's values (their changes are in `changes`): %s. Whoever else writes them (a controller, "+
+				"kubectl) will see them changed back; set them through the chart's values, or leave them out of the chart.",
+				conflictList(pv.Conflicts)))
+	}
+}
+
+// conflictList names each field, its object and its manager, in one line.
+func conflictList(cs []kube.FieldConflict) string {
+	parts := make([]string, 0, len(cs))
+	for _, c := range cs {
+		parts = append(parts, fmt.Sprintf("%s %s (manager %q)", c.ID, c.Field, c.Manager))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func listOrNone(l []string, none string) string {
+	if len(l) == 0 {
+		return none
+	}
+	return strings.Join(l, ", ")
+}
