@@ -624,3 +624,30 @@ func driftFrom(ctx context.Context, l types.List) ([]kube.Drift, diag.Diagnostic
 	}
 	return out, diags
 }
+
+// keepRelease is copyStatus for a suspended release, which no apply touches:
+// the chart digest too stays what the release was installed with.
+func (m *helmReleaseModel) keepRelease(s *helmReleaseModel) {
+	m.copyStatus(s)
+	m.ChartDigest = s.ChartDigest
+}
+
+func emptyDrift() types.List { return types.ListValueMust(driftEntryType, nil) }
+
+// copyStatus copies the computed attributes of the release from the state,
+// for a plan in which apply makes no Helm release. The chart digest is not
+// one of them: every apply records the digest of the chart it is given
+// (planChart plans it), also over an imported release whose digest was
+// unknown. The post-renderers digest is that of the last release made, so it
+// stays.
+func (m *helmReleaseModel) copyStatus(s *helmReleaseModel) {
+	m.ReleaseName, m.StorageNamespace = s.ReleaseName, s.StorageNamespace
+	m.Status, m.Version = s.Status, s.Version
+	m.ChartName, m.ChartVersion, m.AppVersion = s.ChartName, s.ChartVersion, s.AppVersion
+	m.ConfigDigest, m.PostRenderersDigest = s.ConfigDigest, s.PostRenderersDigest
+	m.FirstDeployed, m.LastDeployed = s.FirstDeployed, s.LastDeployed
+	m.ApplyMethod = s.ApplyMethod
+	m.Book = s.Book
+	m.Drift = s.Drift
+	m.Changes = s.Changes
+}
