@@ -113,6 +113,9 @@ func (r *helmReleaseResource) reconcile(ctx context.Context, m, state *helmRelea
 	if v := m.ConfigDigest; !v.IsUnknown() && !v.IsNull() {
 		spec.PlannedConfigDigest = v.ValueString()
 	}
+	if v := m.ApplyMethod; !v.IsUnknown() && !v.IsNull() {
+		spec.PlannedApplyMethod = v.ValueString()
+	}
 	if m.Chart.inline() && !r.buildInlineChart(ctx, m, spec, diags) {
 		return false, nil
 	}

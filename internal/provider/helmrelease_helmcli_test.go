@@ -17,9 +17,11 @@ import (
 
 // TestAccHelmRelease_helmCLIs: a release installed by the real Helm CLI, 3
 // and 4 (Helm 4 installs with server-side apply), is imported with no new
-// revision and an empty plan; stevedore's upgrade leaves the record the CLI
-// wrote as it was (Helm 4's `apply_method` kept); the CLI then upgrades and
-// rolls back what stevedore wrote, and stevedore plans the way back.
+// revision and an empty plan; stevedore's upgrade keeps the release's method
+// (`auto`: client-side after Helm 3, server-side after Helm 4) and leaves the
+// record the CLI wrote as it was; the CLI then upgrades what stevedore wrote
+// (Helm 4: with the same values, without --force-conflicts: our fields are
+// in our Apply entry) and rolls back to it, and stevedore plans the way back.
 func TestAccHelmRelease_helmCLIs(t *testing.T) {
 	t.Parallel()
 	for _, cli := range testenv.HelmCLIs {
@@ -38,9 +40,13 @@ func TestAccHelmRelease_helmCLIs(t *testing.T) {
 				}
 				// What the CLI writes as the apply method of an install.
 				installMethod := map[string]string{"helm3": "", "helm4": "ssa"}[cli]
-				// And of an upgrade or rollback after stevedore's client-side
-				// writes (Helm 4's auto: the method of the last or target revision).
-				laterMethod := map[string]string{"helm3": "", "helm4": "csa"}[cli]
+				// What stevedore's upgrades write (auto: the method of the
+				// latest revision; a Helm 3 record has none: client-side).
+				ourMethod := map[string]string{"helm3": "csa", "helm4": "ssa"}[cli]
+				// And the CLI's upgrades and rollbacks after stevedore's writes
+				// (Helm 4's auto: the method of the last or target revision).
+				laterMethod := map[string]string{"helm3": "", "helm4": "ssa"}[cli]
+				applyMethod := statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("status").AtMapKey("apply_method"), knownvalue.StringExact(ourMethod))
 				record := func(version int, method string) resource.TestCheckFunc {
 					return func(*terraform.State) error {
 						rls, err := testenv.ReleaseRecord(kc, ns, "podinfo", version)
@@ -84,30 +90,43 @@ import {
 							}},
 							ConfigStateChecks: []statecheck.StateCheck{
 								statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(1)),
+								applyMethod,
 							},
 						},
 						{
-							// Upgraded by stevedore: the CLI's record keeps what it wrote.
+							// Upgraded by stevedore with the release's method; the CLI's
+							// record keeps what it wrote.
 							Config: release(3),
+							ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+								plancheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("status").AtMapKey("apply_method"), knownvalue.StringExact(ourMethod)),
+							}},
 							ConfigStateChecks: []statecheck.StateCheck{
 								statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(2)),
+								applyMethod,
 							},
-							Check: resource.ComposeTestCheckFunc(record(1, installMethod), record(2, "csa")),
+							Check: resource.ComposeTestCheckFunc(record(1, installMethod), record(2, ourMethod)),
 						},
 						{
-							// The CLI upgrades what stevedore wrote; stevedore plans the way back.
+							// The CLI upgrades what stevedore wrote: with the same values
+							// (Helm 4: server-side, and no conflict without
+							// --force-conflicts), then with another replica count, which
+							// under server-side apply is a field stevedore owns: Helm 4
+							// takes it with --force-conflicts. stevedore plans the way back.
 							PreConfig: func() {
-								helm("upgrade", "podinfo", chartDir, "--namespace", ns, "--reuse-values", "--set", "replicaCount=5")
+								helm("upgrade", "podinfo", chartDir, "--namespace", ns, "--reuse-values")
+								force := map[string][]string{"helm3": nil, "helm4": {"--force-conflicts"}}[cli]
+								helm(append([]string{"upgrade", "podinfo", chartDir, "--namespace", ns, "--reuse-values", "--set", "replicaCount=5"}, force...)...)
 							},
 							Config: release(3),
 							ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 								plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionUpdate),
 							}},
 							ConfigStateChecks: []statecheck.StateCheck{
-								statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(4)),
+								statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(5)),
+								applyMethod,
 							},
-							// The CLI's revision, superseded by stevedore, as the CLI wrote it.
-							Check: record(3, laterMethod),
+							// The CLI's revisions, superseded by stevedore, as the CLI wrote them.
+							Check: resource.ComposeTestCheckFunc(record(3, laterMethod), record(4, laterMethod), record(5, ourMethod)),
 						},
 						{
 							// The CLI rolls back to stevedore's revision 2 and reads the history.
@@ -126,11 +145,13 @@ import {
 								plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionUpdate),
 							}},
 							ConfigStateChecks: []statecheck.StateCheck{
-								statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(6)),
+								statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(7)),
+								applyMethod,
 							},
-							// The CLI's rollback, superseded by stevedore, as the CLI wrote it
-							// (revision 1 is pruned by then: max_history 5).
-							Check: record(5, laterMethod),
+							// The CLI's rollback (to our revision 2: its method), superseded
+							// by stevedore, as the CLI wrote it (revisions 1 and 2 are pruned
+							// by then: max_history 5).
+							Check: resource.ComposeTestCheckFunc(record(6, laterMethod), record(7, ourMethod)),
 						},
 					},
 				}

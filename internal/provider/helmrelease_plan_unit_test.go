@@ -175,3 +175,56 @@ func TestPlannedRelease(t *testing.T) {
 		})
 	}
 }
+
+// The planned status.apply_method and the warnings of a write that moves a
+// release to server-side apply or takes fields from other managers.
+func TestPlannedRelease_applyMethod(t *testing.T) {
+	state := func(method string) *helmReleaseModel {
+		return &helmReleaseModel{ID: types.StringValue("ns/app"), Status: types.StringValue(release.StatusDeployed),
+			ApplyMethod: types.StringValue(method), ConfigDigest: types.StringValue("sha256:old"), Drift: emptyDrift()}
+	}
+	upgrade := func(method string, pv *release.Preview) release.Plan {
+		return release.Plan{Action: release.ActionUpgrade, ConfigDigest: "sha256:new", ApplyMethod: method, Preview: pv}
+	}
+	conflicts := []kube.FieldConflict{{ID: "apps/v1/Deployment/ns/app", Field: ".spec.replicas", Manager: "kubectl-scale"}}
+	for _, tc := range []struct {
+		name     string
+		p        release.Plan
+		state    *helmReleaseModel
+		want     types.String
+		warnings []string // summary: a detail fragment
+	}{
+		{"create: the install's method", release.Plan{Action: release.ActionInstall, ApplyMethod: "ssa", Preview: &release.Preview{}},
+			nil, types.StringValue("ssa"), nil},
+		{"upgrade that keeps csa", upgrade("csa", &release.Preview{}), state("csa"), types.StringValue("csa"), nil},
+		{"csa -> ssa names the migrated objects", upgrade("ssa", &release.Preview{Migrated: []string{"apps/v1/Deployment/ns/app"}}),
+			state("csa"), types.StringValue("ssa"),
+			[]string{"Release moves to server-side apply: client-side managed fields of apps/v1/Deployment/ns/app"}},
+		{"forced conflicts name field and manager", upgrade("ssa", &release.Preview{Conflicts: conflicts}), state("ssa"), types.StringValue("ssa"),
+			[]string{`Apply takes fields from other field managers: apps/v1/Deployment/ns/app .spec.replicas (manager "kubectl-scale")`}},
+		{"remediation may end on another method: unknown", upgrade("", &release.Preview{}), state("csa"), types.StringUnknown(), nil},
+		{"preview unknown: no warning", upgrade("ssa", &release.Preview{Unknown: "kinds", Migrated: []string{"x"}}), state("csa"),
+			types.StringValue("ssa"), nil},
+		{"nothing to do keeps the state's", release.Plan{Action: release.ActionNone, ConfigDigest: "sha256:old"}, state("ssa"),
+			types.StringValue("ssa"), nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := tc.p
+			plan := helmReleaseModel{ID: types.StringValue("ns/app"), ConfigDigest: types.StringNull(), Changes: types.ListNull(driftEntryType)}
+			got, diags := plannedRelease(&p, plan, tc.state, nil, &release.Spec{})
+			if !got.ApplyMethod.Equal(tc.want) {
+				t.Errorf("apply_method = %s, want %s", got.ApplyMethod, tc.want)
+			}
+			ws := diags.Warnings()
+			if len(ws) != len(tc.warnings) {
+				t.Fatalf("warnings %v, want %d", ws, len(tc.warnings))
+			}
+			for i, w := range tc.warnings {
+				summary, fragment, _ := strings.Cut(w, ": ")
+				if ws[i].Summary() != summary || !strings.Contains(ws[i].Detail(), fragment) {
+					t.Errorf("warning %d: %q %q, want %q with %q", i, ws[i].Summary(), ws[i].Detail(), summary, fragment)
+				}
+			}
+		})
+	}
+}

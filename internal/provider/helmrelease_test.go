@@ -243,8 +243,8 @@ func plannedChange(req plancheck.CheckPlanRequest, addr string) (*tfjson.Change,
 }
 
 // expectUpgradeStatus checks what an upgrade's plan says of `status`: the
-// Helm status `deployed` and the first deployment date as they are, known;
-// only last_deployed unknown; and nothing else in it (the bookkeeping is in
+// Helm status `deployed`, the first deployment date and the apply method as
+// they are, known; only last_deployed unknown; and nothing else in it (the bookkeeping is in
 // private state, out of the plan).
 func expectUpgradeStatus(addr string) plancheck.PlanCheck {
 	return upgradeStatusCheck{addr: addr}
@@ -273,8 +273,11 @@ func (c upgradeStatusCheck) CheckPlan(_ context.Context, req plancheck.CheckPlan
 		resp.Error = fmt.Errorf("%s: planned status.first_deployed %v, want it kept: %v", c.addr, planned["first_deployed"], was["first_deployed"])
 	case unknownStatus["last_deployed"] != true:
 		resp.Error = fmt.Errorf("%s: status.last_deployed is known in the plan: %v", c.addr, planned["last_deployed"])
-	case len(planned)+len(unknownStatus) != 3 || len(was) != 3:
-		resp.Error = fmt.Errorf("%s: status has more than release_status, first_deployed and last_deployed: before %v, planned %v, unknown %v", c.addr, was, planned, unknownStatus)
+	case planned["apply_method"] == nil || planned["apply_method"] != was["apply_method"]:
+		// An upgrade keeps the release's method (auto), and says so.
+		resp.Error = fmt.Errorf("%s: planned status.apply_method %v, want it kept: %v", c.addr, planned["apply_method"], was["apply_method"])
+	case len(planned)+len(unknownStatus) != 4 || len(was) != 4:
+		resp.Error = fmt.Errorf("%s: status has more than release_status, first_deployed, last_deployed and apply_method: before %v, planned %v, unknown %v", c.addr, was, planned, unknownStatus)
 	}
 }
 

@@ -126,7 +126,7 @@ func (r *actionRequest) recordResult(action string, obs *observer, err error) er
 		summarize(st, spec)
 		r.noteFailure(action, err)
 		if !wrote {
-			return actionFailed(action, err)
+			return actionFailed(action, postRenderClash(r.spec, err))
 		}
 		if interrupted(obs) {
 			// Helm could not record the outcome (the API server stopped
@@ -186,12 +186,29 @@ func (r *actionRequest) countFailure(action string) {
 func actionFailed(action string, err error) error {
 	msg := err.Error()
 	switch {
+	case fielderr.PathOf(err) == "post_render_strategy": // postRenderClash
+		return &fielderr.Error{Path: "post_render_strategy", Err: fmt.Errorf("%s failed: %w", action, err)}
 	case isRenderError(msg):
 		return &fielderr.Error{Path: renderErrorPath(msg), Err: fmt.Errorf("%s failed: chart does not render: %w", action, err)}
 	case strings.Contains(msg, "error while running post render"):
 		return &fielderr.Error{Path: "post_renderers", Err: fmt.Errorf("%s failed: %w", action, err)}
 	}
 	return fmt.Errorf("%s failed: %w", action, err)
+}
+
+// postRenderClash is err with the attribute and the advice it needs when
+// kustomize refused two objects of one ID in the stream Helm post-rendered
+// and the strategy is combined: a hook and a template of the chart have the
+// same kind and name. Any other err is returned as is.
+func postRenderClash(spec *Spec, err error) error {
+	if err == nil || spec.PostRenderStrategy != PostRenderCombined ||
+		!strings.Contains(err.Error(), "may not add resource with an already registered id") {
+		return err
+	}
+	return &fielderr.Error{Path: "post_render_strategy", Err: fmt.Errorf("a hook and a template of the chart have the same kind "+
+		"and name, and post_render_strategy %q post-renders hooks and templates in one stream, where kustomize refuses two objects "+
+		"of one ID: set post_render_strategy = %q (hooks in their own stream, Helm 4.2) or %q (hooks not post-rendered, Helm 3): %w",
+		PostRenderCombined, PostRenderSeparate, PostRenderNoHooks, err)}
 }
 
 // isRenderError recognizes Helm's template engine errors by their text: Helm

@@ -87,23 +87,80 @@ func modeOf(serverSide, force bool) writeMode {
 // plannedApplyMethod is the method of the release that an apply starting
 // with act leaves when it succeeds, "" when the plan cannot know it: act
 // writes no release, or the upgrade's remediation may end the apply on a
-// release written another way (an `auto` retry after a rollback to a
-// revision of the other method, an install after an uninstall).
-func plannedApplyMethod(act Action, spec *Spec, latest *helmrelease.Release) string {
+// release written another way. hist is the history the apply starts from,
+// newest first.
+//
+// An upgrade with retries that fails is remediated and tried again: by
+// uninstall, then an install (installMode); or by a rollback to the
+// previous good revision, then an upgrade from that rollback. With `auto`
+// the retry takes the rollback's method, which `auto` takes from its
+// target: known when the target is the release this upgrade starts from.
+func plannedApplyMethod(act Action, spec *Spec, latest *helmrelease.Release, hist []Snapshot) string {
 	switch act {
 	case ActionInstall:
 		return installMode(spec).Method()
 	case ActionUpgrade, ActionUpgradeFailed:
-		m := upgradeMode(spec, latest).Method()
-		ur := spec.Upgrade.Remediation
-		switch {
-		case ur.Retries == 0, // a failed upgrade ends the apply in an error
-			ur.Strategy == StrategyUninstall && installMode(spec).Method() == m,
-			ur.Strategy != StrategyUninstall && spec.Upgrade.ServerSideApply != SSAAuto:
+	default:
+		return ""
+	}
+	m := upgradeMode(spec, latest).Method()
+	ur := spec.Upgrade.Remediation
+	switch {
+	case ur.Retries == 0: // a failed upgrade ends the apply in an error
+		return m
+	case ur.Strategy == StrategyUninstall:
+		if installMode(spec).Method() == m {
 			return m
 		}
+		return ""
+	case spec.Upgrade.ServerSideApply != SSAAuto:
+		return m
+	}
+	rb := ""
+	if spec.Rollback.ServerSideApply != SSAAuto {
+		rb = rollbackMode(spec, nil).Method()
+	} else if t := rollbackTargetAfter(hist, *ur.IgnoreTestFailures); latest != nil && t != nil && t.Version == latest.Version {
+		rb = recordApplyMethod(latest)
+	}
+	if rb == m {
+		return m
 	}
 	return ""
+}
+
+// checkPlannedMethod refuses, before it runs, the first action of an apply
+// that writes a release with another method than the plan showed
+// (Spec.PlannedApplyMethod): another client wrote a revision of the other
+// method since the plan, and `auto` follows it.
+func (r *request) checkPlannedMethod(act Action, s releaseState) error {
+	planned := r.spec.PlannedApplyMethod
+	if planned == "" || r.methodChecked {
+		return nil
+	}
+	var m string
+	switch act {
+	case ActionInstall:
+		m = installMode(r.spec).Method()
+	case ActionUpgrade, ActionUpgradeFailed:
+		m = upgradeMode(r.spec, s.rls).Method()
+	default:
+		return nil
+	}
+	r.methodChecked = true
+	if m != planned {
+		e := &StaleApplyMethodError{Planned: planned, Now: m}
+		if s.rls != nil {
+			e.Version = s.rls.Version
+		}
+		return e
+	}
+	return nil
+}
+
+// rollbackTargetAfter is the revision a remediation would roll back to once
+// an upgrade failed on top of hist (previousSnapshot of the history then).
+func rollbackTargetAfter(hist []Snapshot, ignoreTests bool) *Snapshot {
+	return previousSnapshot(append([]Snapshot{{}}, hist...), ignoreTests)
 }
 
 // helmSSA is the mode as Helm's upgrade and rollback take it: resolved, so

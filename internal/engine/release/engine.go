@@ -106,7 +106,7 @@ func (e *Engine) Plan(ctx context.Context, spec *Spec, prev *Status) (*Plan, err
 	}
 	p.Action, p.Reason = act, reason
 	p.KeepsFirstDeployed = keepsFirstDeployed(act, r.spec)
-	p.ApplyMethod = plannedApplyMethod(act, r.spec, s.rls)
+	p.ApplyMethod = plannedApplyMethod(act, r.spec, s.rls, st.History)
 	if p.Conflict != nil && prev == nil {
 		// Apply refuses this create. What its install would create is still
 		// what the plan shows, worked out as if the name were free: the plan

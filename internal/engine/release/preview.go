@@ -116,7 +116,10 @@ func (r *request) preview(ctx context.Context, act Action, s releaseState) (*Pre
 			// old release is uninstalled first, in the same apply).
 			return &Preview{Unknown: "objects of the chart belong to another release of this resource, which a replacement uninstalls first"}, nil
 		}
-		pe := &PreviewError{Err: fmt.Errorf("%s would fail: %w", act, err)}
+		pe := &PreviewError{Err: fmt.Errorf("%s would fail: %w", act, postRenderClash(r.spec, err))}
+		if p := fielderr.PathOf(pe.Err); p != "" {
+			return nil, &fielderr.Error{Path: p, Err: pe}
+		}
 		if p := renderErrorPath(err.Error()); p != "" {
 			// The values or the chart: the attribute that is wrong.
 			return nil, &fielderr.Error{Path: p, Err: pe}

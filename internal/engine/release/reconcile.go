@@ -46,6 +46,9 @@ type request struct {
 	// installed after the create first looked, is the race lost, never a
 	// release to upgrade.
 	creating bool
+	// methodChecked says the first action that writes a release has been
+	// checked against Spec.PlannedApplyMethod.
+	methodChecked bool
 }
 
 // decide is the pure decision for state s, with the spec's force request
@@ -248,6 +251,9 @@ func (r *request) round(ctx context.Context) (remediated *helmrelease.Release, e
 			}
 		}
 		if err := r.awaitDependencies(ctx, act); err != nil {
+			return nil, err
+		}
+		if err := r.checkPlannedMethod(act, s); err != nil {
 			return nil, err
 		}
 		r.acted = true

@@ -184,6 +184,11 @@ type Spec struct {
 	// showed none: Reconcile refuses, before any action, values that compose
 	// to another digest (a values_from object changed since the plan).
 	PlannedConfigDigest string
+	// PlannedApplyMethod is the apply method the plan showed for the
+	// release (Plan.ApplyMethod), "" when it showed none: Reconcile refuses,
+	// before it runs, a first install or upgrade that would write with
+	// another (StaleApplyMethodError).
+	PlannedApplyMethod string
 
 	// Values are the inline values; ValuesFrom are merged first, in order (a
 	// TargetPath reference set into the result so far), and Values on top.

@@ -30,17 +30,15 @@ import (
 // the objects that this release owns in the cluster; objects that only the
 // failed releases had, and that this release owns, are deleted. The upgrade
 // then starts from the state Helm assumes. Objects the release does not own
-// (Helm refused to adopt them) are never touched.
+// (Helm refused to adopt them) are never touched. Under server-side apply
+// the objects are applied, not merged, with the upgrade's mode: what the
+// failed releases set under our manager and the new manifest leaves out is
+// removed by the apply itself.
 func undoFailedReleases(ctx context.Context, r *actionRequest, latest *helmrelease.Release, mode writeMode) error {
 	if latest == nil || latest.Info == nil || latest.Info.Status != helmcommon.StatusFailed {
 		return nil // the usual upgrade: nothing failed since the last deployed release
 	}
-	if mode.ServerSide {
-		// Server-side apply merges nothing from the deployed release: the
-		// upgrade's Apply of the whole manifest takes back every field the
-		// failed releases set under our manager and the new one leaves out.
-		return nil
-	}
+
 	hist, err := r.sess.storage(nil).History(r.name)
 	if err != nil {
 		return fmt.Errorf("read release history: %w", err)
@@ -85,8 +83,11 @@ func undoFailedReleases(ctx context.Context, r *actionRequest, latest *helmrelea
 		if len(original) == 0 {
 			continue
 		}
-		if _, err := kc.Update(original, patch, helmkube.ClientUpdateOptionServerSideApply(false, false),
-			helmkube.ClientUpdateOptionThreeWayMergeForUnstructured(true)); err != nil {
+		// Written as the upgrade will write: under server-side apply the
+		// Apply of the new manifest takes back the fields the failed
+		// releases set; the objects only they had are deleted either way.
+		if _, err := kc.Update(original, patch, helmkube.ClientUpdateOptionServerSideApply(mode.ServerSide, mode.ForceConflicts),
+			helmkube.ClientUpdateOptionThreeWayMergeForUnstructured(!mode.ServerSide)); err != nil {
 			return fmt.Errorf("failed release %s.v%d: %w", f.Name, f.Version, err)
 		}
 	}
