@@ -72,6 +72,7 @@ func (r *helmReleaseResource) ValidateConfig(ctx context.Context, req resource.V
 		addReleaseDiag(&resp.Diagnostics, "Invalid drift ignore rule", release.ValidateIgnoreRules(spec.DriftDetection.Ignore))
 	}
 	validateDependencies(&resp.Diagnostics, m.Dependencies)
+	warnForceUnderSSA(&resp.Diagnostics, spec)
 }
 
 // validateReleaseChart checks which of the chart block's sources is set:

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
@@ -58,4 +59,22 @@ func listOrNone(l []string, none string) string {
 		return none
 	}
 	return strings.Join(l, ", ")
+}
+
+// warnForceUnderSSA says, at validate, that `force` adds nothing to an
+// action that always writes server-side: conflicts are forced anyway, and
+// Helm refuses to replace objects under server-side apply (helm-controller
+// maps force the same way).
+func warnForceUnderSSA(diags *diag.Diagnostics, spec *release.Spec) {
+	for _, a := range []struct {
+		block string
+		force bool
+		mode  string
+	}{{"upgrade", spec.Upgrade.Force, spec.Upgrade.ServerSideApply}, {"rollback", spec.Rollback.Force, spec.Rollback.ServerSideApply}} {
+		if a.force && a.mode == release.SSAEnabled {
+			diags.AddAttributeWarning(path.Root(a.block).AtName("force"), "force has no effect under server-side apply",
+				fmt.Sprintf("%s.server_side_apply is %q: the %s always forces field conflicts, and Helm does not replace objects "+
+					"under server-side apply; force only replaces objects whose patch fails under client-side apply.", a.block, release.SSAEnabled, a.block))
+		}
+	}
 }

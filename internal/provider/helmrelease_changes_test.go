@@ -28,11 +28,12 @@ var upgradeOfTestChart = map[string]map[string]any{
 	"crds":    {"size": "large"},
 }
 
-// TestCLI_plannedChangesAreTheUpgrades: for every chart of the test data, the
-// `changes` a saved plan of an upgrade shows, through each CLI, equal object
-// by object the difference the apply of that plan makes to the live objects
-// of the release (read before and after, without what the API server and
-// controllers write: resourceVersion, generation, managedFields, status).
+// TestCLI_plannedChangesAreTheUpgrades: for every chart of the test data,
+// installed with server-side apply (the default) and with client-side apply,
+// the `changes` a saved plan of an upgrade shows, through each CLI, equal
+// object by object the difference the apply of that plan makes to the live
+// objects of the release (read before and after, without what the API server
+// and controllers write: resourceVersion, generation, managedFields, status).
 // TestPlan_previewEqualsTheUpgrade checks the same of the engine alone.
 func TestCLI_plannedChangesAreTheUpgrades(t *testing.T) {
 	entries, err := os.ReadDir(testenv.ChartsDir())
@@ -61,9 +62,11 @@ variable "upgrade" {
   default = false
 }
 `
-		for _, ch := range charts {
-			nss[ch] = uniqueNamespace(t, "chg-"+ch+"-"+c.name)
-			upgrade, err := json.Marshal(upgradeOfTestChart[ch])
+		// Each chart twice: <chart>_ssa and <chart>_csa, the releases'
+		// apply methods (upgrades keep them: auto).
+		var releases []string
+		for _, name := range charts {
+			upgrade, err := json.Marshal(upgradeOfTestChart[name])
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -71,17 +74,27 @@ variable "upgrade" {
 resource "stevedore_helmchart_artifact" %[1]q {
   source_path = %[2]s
 }
-
+`, name, hcl(filepath.Join(src, name)))
+			for _, method := range []string{"ssa", "csa"} {
+				ch := name + "_" + method
+				releases = append(releases, ch)
+				nss[ch] = uniqueNamespace(t, "chg-"+name+"-"+method+"-"+c.name)
+				config += fmt.Sprintf(`
 resource "stevedore_helmrelease" %[1]q {
-  name      = %[1]q
-  namespace = %[3]q
+  name      = %[5]q
+  namespace = %[2]q
   chart {
-    digest = stevedore_helmchart_artifact.%[1]s.digest
+    digest = stevedore_helmchart_artifact.%[5]s.digest
   }
-  values = var.upgrade ? %[4]s : "{}"
+  values = var.upgrade ? %[3]s : "{}"
+  install {
+    server_side_apply = %[4]t
+  }
 }
-`, ch, hcl(filepath.Join(src, ch)), nss[ch], hcl(string(upgrade)))
+`, ch, nss[ch], hcl(string(upgrade)), method == "ssa", name)
+			}
 		}
+		charts := releases
 		w := newWorkspace(t, c, config)
 		w.must("apply", "-auto-approve", "-input=false")
 		w.planEmpty()
@@ -97,7 +110,7 @@ resource "stevedore_helmrelease" %[1]q {
 			if len(plannedChanges[ch]) == 0 {
 				t.Fatalf("%s: the upgrade plans no change: the test changes nothing", ch)
 			}
-			ids[ch] = manifestIDs(t, kc, nss[ch], ch)
+			ids[ch] = manifestIDs(t, kc, nss[ch], releaseNameOf(ch))
 			for id := range plannedChanges[ch] {
 				ids[ch][id] = true
 			}
@@ -109,7 +122,7 @@ resource "stevedore_helmrelease" %[1]q {
 
 		w.must("apply", "-input=false", "up.tfplan")
 		for _, ch := range charts {
-			for id := range manifestIDs(t, kc, nss[ch], ch) {
+			for id := range manifestIDs(t, kc, nss[ch], releaseNameOf(ch)) {
 				ids[ch][id] = true
 			}
 			for id := range ids[ch] {
@@ -120,10 +133,19 @@ resource "stevedore_helmrelease" %[1]q {
 				}
 			}
 		}
+		for _, ch := range charts {
+			method := strings.TrimPrefix(ch[strings.LastIndex(ch, "_"):], "_")
+			if got := planned.after("stevedore_helmrelease." + ch)["status"].(map[string]any)["apply_method"]; got != method {
+				t.Errorf("%s: planned status.apply_method %v, want %s", ch, got, method)
+			}
+		}
 		w.must("plan", "-input=false", "-var", "upgrade=true", "-detailed-exitcode")
 		w.destroy()
 	})
 }
+
+// releaseNameOf is the release name of the test resource ch: its chart's.
+func releaseNameOf(ch string) string { return ch[:strings.LastIndex(ch, "_")] }
 
 // changesIn reads the `changes` of a planned release, by object ID.
 func changesIn(t *testing.T, v any) map[string]kube.Drift {

@@ -42,39 +42,52 @@ func TestPlan_previewEqualsTheUpgrade(t *testing.T) {
 			t.Errorf("test chart %s has no upgrade in upgradeOfChart", name)
 			continue
 		}
-		t.Run(name, func(t *testing.T) {
+		for _, ssa := range []bool{true, false} {
+			t.Run(name+"/"+methodName(ssa), func(t *testing.T) {
+				t.Parallel()
+				path, digest := chartArchive(t, filepath.Join(testenv.ChartsDir(), name), "")
+				comparePreviewWithUpgrade(t, path, digest, ssa, vals.install, vals.upgrade)
+			})
+		}
+	}
+	for _, ssa := range []bool{true, false} {
+		t.Run("emptymeta/"+methodName(ssa), func(t *testing.T) {
 			t.Parallel()
-			path, digest := chartArchive(t, filepath.Join(testenv.ChartsDir(), name), "")
-			comparePreviewWithUpgrade(t, path, digest, vals.install, vals.upgrade)
+			path, digest := emptyMetadataChart(t)
+			comparePreviewWithUpgrade(t, path, digest, ssa, nil, map[string]any{"v": "two"})
+		})
+		t.Run("preview/"+methodName(ssa), func(t *testing.T) {
+			t.Parallel()
+			path, digest := previewChart(t)
+			comparePreviewWithUpgrade(t, path, digest, ssa, nil, map[string]any{"greeting": "bonjour", "extra": false, "password": "two"})
 		})
 	}
-	t.Run("emptymeta", func(t *testing.T) {
-		t.Parallel()
-		path, digest := emptyMetadataChart(t)
-		comparePreviewWithUpgrade(t, path, digest, nil, map[string]any{"v": "two"})
-	})
-	t.Run("preview", func(t *testing.T) {
-		t.Parallel()
-		path, digest := previewChart(t)
-		comparePreviewWithUpgrade(t, path, digest, nil, map[string]any{"greeting": "bonjour", "extra": false, "password": "two"})
-	})
 }
 
-// comparePreviewWithUpgrade installs the chart with the values install, plans
-// the upgrade to the values upgrade, runs it, and compares the plan's changes
-// with the difference of the live objects before and after.
-func comparePreviewWithUpgrade(t *testing.T, path, digest string, install, upgrade map[string]any) {
+func methodName(ssa bool) string {
+	if ssa {
+		return ApplyMethodSSA
+	}
+	return ApplyMethodCSA
+}
+
+// comparePreviewWithUpgrade installs the chart with the values install
+// (server-side apply when ssa, else client-side; the upgrade keeps it),
+// plans the upgrade to the values upgrade, runs it, and compares the plan's
+// changes with the difference of the live objects before and after.
+func comparePreviewWithUpgrade(t *testing.T, path, digest string, ssa bool, install, upgrade map[string]any) {
 	ctx := testenv.Context(t)
 	e, c := newEngine(t)
 	ns := makeNamespace(t, c)
-	spec := &Spec{Name: "cmp", Namespace: ns, Timeout: 2 * time.Minute, ChartPath: path, ChartDigest: digest, Values: install}
+	spec := &Spec{Name: "cmp", Namespace: ns, Timeout: 2 * time.Minute, ChartPath: path, ChartDigest: digest, Values: install,
+		Install: Install{ServerSideApply: ptr(ssa)}}
 	st, err := e.Reconcile(ctx, spec, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	spec.Values = upgrade
 	p, err := e.Plan(ctx, spec, st)
-	if err != nil || p.Action != ActionUpgrade || p.Preview == nil || p.Preview.Unknown != "" {
+	if err != nil || p.Action != ActionUpgrade || p.Preview == nil || p.Preview.Unknown != "" || p.ApplyMethod != methodName(ssa) {
 		t.Fatalf("plan of the upgrade = %+v, %v", p, err)
 	}
 	planned := changesOf(p)
