@@ -57,7 +57,9 @@ func (labelSelectorValidator) Description(context.Context) string {
 	return "must be a Kubernetes label selector"
 }
 
-func (v labelSelectorValidator) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+func (v labelSelectorValidator) MarkdownDescription(ctx context.Context) string {
+	return v.Description(ctx)
+}
 
 func (labelSelectorValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
 	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {

@@ -48,7 +48,9 @@ func (d *helmReleasesDataSource) Configure(_ context.Context, req datasource.Con
 }
 
 func (d *helmReleasesDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
-	str := func(desc string) schema.StringAttribute { return schema.StringAttribute{Computed: true, Description: desc} }
+	str := func(desc string) schema.StringAttribute {
+		return schema.StringAttribute{Computed: true, Description: desc}
+	}
 	attrs := listFilterAttributes(
 		"List only the releases Helm stores in this namespace, as `helm list --namespace` does (for a Flux HelmRelease, "+
 			"its `storageNamespace`, by default its own namespace). Default: every namespace.",

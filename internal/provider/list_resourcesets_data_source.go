@@ -37,7 +37,9 @@ func (d *resourceSetsDataSource) Configure(_ context.Context, req datasource.Con
 }
 
 func (d *resourceSetsDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
-	str := func(desc string) schema.StringAttribute { return schema.StringAttribute{Computed: true, Description: desc} }
+	str := func(desc string) schema.StringAttribute {
+		return schema.StringAttribute{Computed: true, Description: desc}
+	}
 	attrs := listFilterAttributes("List only the sets of this namespace. Default: every namespace.",
 		resourceset.ListOwners,
 		"`stevedore`: a `stevedore_resourceset` (its objects carry the `stevedore.dev/resourceset-name` labels); "+

@@ -43,7 +43,7 @@ type ListOptions struct {
 type Listed struct {
 	// Name is the release name, Namespace where its objects are,
 	// StorageNamespace where Helm keeps its records.
-	Name, Namespace, StorageNamespace string
+	Name, Namespace, StorageNamespace   string
 	ChartName, ChartVersion, AppVersion string
 	Status                              string
 	Revision                            int
