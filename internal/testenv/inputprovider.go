@@ -33,11 +33,39 @@ spec:
 
 // InstallInputProviderCRD creates the ResourceSetInputProvider CRD unless it
 // exists, and polls until it is Established.
-func InstallInputProviderCRD(t testing.TB, c client.Client) {
+func InstallInputProviderCRD(t testing.TB, c client.Client) { installCRD(t, c, inputProviderCRD) }
+
+// resourceSetCRD is a minimal CRD of flux-operator's ResourceSet: no
+// flux-operator runs in the test cluster, tests write the objects and their
+// status themselves.
+const resourceSetCRD = `
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: resourcesets.fluxcd.controlplane.io}
+spec:
+  group: fluxcd.controlplane.io
+  scope: Namespaced
+  names: {kind: ResourceSet, plural: resourcesets, singular: resourceset, listKind: ResourceSetList}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources: {status: {}}
+    schema:
+      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+`
+
+// InstallResourceSetCRD creates flux-operator's ResourceSet CRD unless it
+// exists, and polls until it is Established.
+func InstallResourceSetCRD(t testing.TB, c client.Client) { installCRD(t, c, resourceSetCRD) }
+
+// installCRD creates the CRD of manifest unless it exists, and polls until
+// it is Established.
+func installCRD(t testing.TB, c client.Client, manifest string) {
 	t.Helper()
 	ctx := context.Background()
 	crd := &unstructured.Unstructured{}
-	if err := yaml.Unmarshal([]byte(inputProviderCRD), &crd.Object); err != nil {
+	if err := yaml.Unmarshal([]byte(manifest), &crd.Object); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Create(ctx, crd); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -56,7 +84,7 @@ func InstallInputProviderCRD(t testing.TB, c client.Client) {
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("the ResourceSetInputProvider CRD is not Established")
+			t.Fatalf("the CRD %s is not Established", crd.GetName())
 		}
 	}
 }

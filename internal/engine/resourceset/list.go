@@ -70,7 +70,7 @@ func (e *Engine) List(ctx context.Context, opts ListOptions) ([]ListedSet, error
 		out = append(out, sets...)
 	}
 	if opts.Owner == "" || opts.Owner == kube.TakeOverFluxOperator {
-		sets, err := e.listFluxOperator(ctx, opts)
+		sets, err := e.listFluxOperator(ctx, opts, FluxOperatorResourceSet)
 		if err != nil {
 			return nil, err
 		}
@@ -130,13 +130,15 @@ func (e *Engine) listStevedore(ctx context.Context, opts ListOptions) ([]ListedS
 	return out, nil
 }
 
-func (e *Engine) listFluxOperator(ctx context.Context, opts ListOptions) ([]ListedSet, error) {
+// listFluxOperator lists the objects of kind gvk (flux-operator's
+// ResourceSet): none when the cluster does not serve the kind.
+func (e *Engine) listFluxOperator(ctx context.Context, opts ListOptions, gvk schema.GroupVersionKind) ([]ListedSet, error) {
 	c, err := e.kube.Client()
 	if err != nil {
 		return nil, err
 	}
 	list := &unstructured.UnstructuredList{}
-	list.SetGroupVersionKind(FluxOperatorResourceSet.GroupVersion().WithKind(FluxOperatorResourceSet.Kind + "List"))
+	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
 	var lo []client.ListOption
 	if opts.Namespace != "" {
 		lo = append(lo, client.InNamespace(opts.Namespace))
@@ -149,7 +151,7 @@ func (e *Engine) listFluxOperator(ctx context.Context, opts ListOptions) ([]List
 	case meta.IsNoMatchError(err) || apierrors.IsNotFound(err):
 		return nil, nil
 	case err != nil:
-		return nil, fmt.Errorf("list flux-operator ResourceSets: %w", err)
+		return nil, fmt.Errorf("list %s: %w", gvk, err)
 	}
 	out := make([]ListedSet, 0, len(list.Items))
 	for _, o := range list.Items {
