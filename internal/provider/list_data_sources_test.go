@@ -10,6 +10,10 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
 )
 
@@ -268,4 +272,131 @@ output "path" {
 	}
 	t.Logf("tofu apply adopting %d releases (list, import for_each, plan, apply): %s; next plan (empty): %s",
 		n, applied.Round(time.Millisecond), planned.Round(time.Millisecond))
+}
+
+// TestAccResourceSets_adoptByForEach: two stevedore sets another
+// configuration applied and a flux-operator ResourceSet are listed by
+// stevedore_resourcesets, with each filter; the stevedore sets are adopted in
+// one apply by an import block with for_each over the listing and a
+// hand-written resource block, with no object written (resourceVersions
+// unchanged) and an empty next plan. OpenTofu and Terraform.
+func TestAccResourceSets_adoptByForEach(t *testing.T) {
+	t.Parallel()
+	kc := testClient(t)
+	testenv.InstallResourceSetCRD(t, kc)
+	forEachCLI(t, func(t *testing.T, c cli) {
+		ns := uniqueNamespace(t, "lsets-"+c.name)
+		templates := fmt.Sprintf(`
+locals {
+  templates = {
+    a = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  labels: {set: a}\ndata: {k: v}\n"
+    b = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\ndata: {k: v}\n"
+  }
+  ns = %q
+}
+`, ns)
+		other := newWorkspace(t, c, providerBlock("")+templates+`
+resource "stevedore_resourceset" "sets" {
+  for_each           = local.templates
+  name               = each.key
+  namespace          = local.ns
+  resources_template = each.value
+}
+`)
+		other.must("apply", "-auto-approve", "-input=false")
+		rs := &unstructured.Unstructured{}
+		rs.SetAPIVersion("fluxcd.controlplane.io/v1")
+		rs.SetKind("ResourceSet")
+		rs.SetNamespace(ns)
+		rs.SetName("tenants")
+		rs.Object["spec"] = map[string]any{}
+		if err := kc.Create(testenv.Context(t), rs); err != nil {
+			t.Fatal(err)
+		}
+		versions := func() map[string]string {
+			out := map[string]string{}
+			for _, name := range []string{"a", "b"} {
+				var cm corev1.ConfigMap
+				if err := kc.Get(testenv.Context(t), client.ObjectKey{Namespace: ns, Name: name}, &cm); err != nil {
+					t.Fatal(err)
+				}
+				out[name] = cm.ResourceVersion
+			}
+			return out
+		}
+		before := versions()
+
+		w := newWorkspace(t, c, providerBlock("")+templates+`
+data "stevedore_resourcesets" "all" {
+  namespace = local.ns
+}
+
+data "stevedore_resourcesets" "stevedore" {
+  namespace = local.ns
+  owner     = "stevedore"
+}
+
+data "stevedore_resourcesets" "flux_operator" {
+  namespace = local.ns
+  owner     = "flux-operator"
+}
+
+data "stevedore_resourcesets" "labelled" {
+  namespace      = local.ns
+  label_selector = "set=a"
+}
+
+locals {
+  sets = { for s in data.stevedore_resourcesets.stevedore.resource_sets : s.name => s }
+}
+
+import {
+  for_each = local.sets
+  to       = stevedore_resourceset.this[each.key]
+  id       = each.value.import_id
+}
+
+resource "stevedore_resourceset" "this" {
+  for_each           = local.sets
+  name               = each.value.name
+  namespace          = each.value.namespace
+  resources_template = local.templates[each.key]
+}
+
+output "listed" {
+  value = {
+    all           = [for s in data.stevedore_resourcesets.all.resource_sets : "${s.name} ${s.owner} ${s.objects} ${coalesce(s.import_id, "-")}"]
+    flux_operator = [for s in data.stevedore_resourcesets.flux_operator.resource_sets : s.name]
+    labelled      = [for s in data.stevedore_resourcesets.labelled.resource_sets : s.name]
+  }
+}
+`)
+		if out, code := w.apply(); code != 0 {
+			t.Fatalf("%s apply of the adoption: exit %d\n%s", c.name, code, out)
+		}
+		if after := versions(); !maps.Equal(before, after) {
+			t.Errorf("objects written by the adoption: resourceVersions before %v, after %v", before, after)
+		}
+		w.planEmpty()
+		var listed struct {
+			All          []string
+			FluxOperator []string `json:"flux_operator"`
+			Labelled     []string
+		}
+		if err := json.Unmarshal([]byte(w.must("output", "-json", "listed")), &listed); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []struct {
+			name      string
+			got, want []string
+		}{
+			{"all", listed.All, []string{"a stevedore 1 " + ns + "/a", "b stevedore 1 " + ns + "/b", "tenants flux-operator 0 -"}},
+			{"owner flux-operator", listed.FluxOperator, []string{"tenants"}},
+			{"label_selector", listed.Labelled, []string{"a"}},
+		} {
+			if !slices.Equal(f.got, f.want) {
+				t.Errorf("%s: %q, want %q", f.name, f.got, f.want)
+			}
+		}
+	})
 }
