@@ -162,7 +162,7 @@ output "listed" {
 		w.planEmpty()
 
 		var listed struct {
-			All                              map[string]string
+			All                             map[string]string
 			Helm, Flux, Stevedore, Labelled []string
 		}
 		if err := json.Unmarshal([]byte(w.must("output", "-json", "listed")), &listed); err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"k8s.io/apimachinery/pkg/labels"
@@ -24,15 +25,6 @@ type listFilterModel struct {
 	LabelSelector types.String `tfsdk:"label_selector"`
 }
 
-// selector is the parsed label_selector, nil when unset. Validate has
-// refused a malformed one.
-func (m listFilterModel) selector() (labels.Selector, error) {
-	if m.LabelSelector.IsNull() || m.LabelSelector.IsUnknown() {
-		return nil, nil
-	}
-	return labels.Parse(m.LabelSelector.ValueString())
-}
-
 // listFilterAttributes are the filter attributes: namespace described by
 // nsDesc, owner one of owners (described by ownerDesc), label_selector
 // matching what selDesc says.
@@ -45,53 +37,81 @@ func listFilterAttributes(nsDesc string, owners []string, ownerDesc, selDesc str
 			Validators:  []validator.String{stringvalidator.OneOf(owners...)}},
 		"label_selector": schema.StringAttribute{Optional: true,
 			Description: "A Kubernetes label selector (`app=web,tier in (a,b),!legacy`), as `kubectl get -l` takes: " + selDesc,
-			Validators:  []validator.String{labelSelectorValidator{}}},
+			Validators:  []validator.String{labelSelectorValidator}},
+	}
+}
+
+// listedStr is a computed string attribute of a listed item.
+func listedStr(desc string) schema.StringAttribute {
+	return schema.StringAttribute{Computed: true, Description: desc}
+}
+
+// stringCheck is a string attribute's validator that check refuses, at
+// validate, with summary: a value that is null or unknown is not checked.
+type stringCheck struct {
+	desc, summary string
+	check         func(string) error
+}
+
+func (v stringCheck) Description(context.Context) string { return v.desc }
+
+func (v stringCheck) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+
+func (v stringCheck) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	if err := v.check(req.ConfigValue.ValueString()); err != nil {
+		resp.Diagnostics.AddAttributeError(req.Path, v.summary, err.Error())
 	}
 }
 
 // labelSelectorValidator refuses, at validate, a label selector that does
 // not parse.
-type labelSelectorValidator struct{}
-
-func (labelSelectorValidator) Description(context.Context) string {
-	return "must be a Kubernetes label selector"
-}
-
-func (v labelSelectorValidator) MarkdownDescription(ctx context.Context) string {
-	return v.Description(ctx)
-}
-
-func (labelSelectorValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
-	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
-		return
-	}
-	if _, err := labels.Parse(req.ConfigValue.ValueString()); err != nil {
-		resp.Diagnostics.AddAttributeError(req.Path, "Invalid label selector",
-			fmt.Sprintf("%s %q is not a Kubernetes label selector: %v", req.Path, req.ConfigValue.ValueString(), err))
-	}
-}
-
-// dataSourceData is the provider's data for a data source, nil before the
-// provider is configured.
-func dataSourceData(req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) *providerData {
-	if req.ProviderData == nil {
+var labelSelectorValidator = stringCheck{desc: "must be a Kubernetes label selector", summary: "Invalid label selector",
+	check: func(s string) error {
+		if _, err := labels.Parse(s); err != nil {
+			return fmt.Errorf("%q is not a Kubernetes label selector: %w", s, err)
+		}
 		return nil
-	}
-	data, ok := req.ProviderData.(*providerData)
-	if !ok {
-		resp.Diagnostics.AddError("Unexpected provider data", fmt.Sprintf("got %T: this is a bug in the provider", req.ProviderData))
-		return nil
-	}
-	return data
+	}}
+
+// listDataSource is what the listing data sources share: their type name,
+// the provider's data, and the reading of their filters.
+type listDataSource struct {
+	typeName string
+	data     *providerData
 }
 
-// clusterKnown reports, with an error when it is not, that data reaches a
-// cluster: a listing needs the provider's configuration known at plan.
-func clusterKnown(data *providerData, resp *datasource.ReadResponse) bool {
-	if data == nil || data.unknown {
+func (d *listDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + d.typeName
+}
+
+func (d *listDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
+	d.data = providerDataOf(req.ProviderData, &resp.Diagnostics)
+}
+
+// readFilters reads the configuration into m, whose filters are f, and
+// returns the parsed label selector; false, with the error in resp, when
+// the configuration cannot be read or the provider reaches no cluster yet
+// (a cluster made in the same apply has nothing to list).
+func (d *listDataSource) readFilters(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse, m any, f *listFilterModel) (labels.Selector, bool) {
+	resp.Diagnostics.Append(req.Config.Get(ctx, m)...)
+	if resp.Diagnostics.HasError() {
+		return nil, false
+	}
+	if d.data == nil || d.data.unknown {
 		resp.Diagnostics.AddError("Provider not configured",
 			"listing what is in the cluster needs a known provider configuration: a cluster made in the same apply has nothing to list yet")
-		return false
+		return nil, false
 	}
-	return true
+	if f.LabelSelector.IsNull() || f.LabelSelector.IsUnknown() {
+		return nil, true
+	}
+	sel, err := labels.Parse(f.LabelSelector.ValueString())
+	if err != nil {
+		resp.Diagnostics.AddAttributeError(path.Root("label_selector"), "Invalid label selector", err.Error())
+		return nil, false
+	}
+	return sel, true
 }

@@ -6,7 +6,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/release"
@@ -15,9 +14,11 @@ import (
 // NewHelmReleasesDataSource is the stevedore_helmreleases data source: the
 // Helm releases in the cluster, each with the import ID that adopts it, for
 // `import { for_each = ... }`.
-func NewHelmReleasesDataSource() datasource.DataSource { return &helmReleasesDataSource{} }
+func NewHelmReleasesDataSource() datasource.DataSource {
+	return &helmReleasesDataSource{listDataSource{typeName: "_helmreleases"}}
+}
 
-type helmReleasesDataSource struct{ data *providerData }
+type helmReleasesDataSource struct{ listDataSource }
 
 type helmReleasesModel struct {
 	listFilterModel
@@ -39,18 +40,7 @@ var listedReleaseType = types.ObjectType{AttrTypes: map[string]attr.Type{
 	"labels": types.MapType{ElemType: types.StringType}, "import_id": types.StringType, "resource": listedResourceType,
 }}
 
-func (d *helmReleasesDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_helmreleases"
-}
-
-func (d *helmReleasesDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	d.data = dataSourceData(req, resp)
-}
-
 func (d *helmReleasesDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
-	str := func(desc string) schema.StringAttribute {
-		return schema.StringAttribute{Computed: true, Description: desc}
-	}
 	attrs := listFilterAttributes(
 		"List only the releases Helm stores in this namespace, as `helm list --namespace` does (for a Flux HelmRelease, "+
 			"its `storageNamespace`, by default its own namespace). Default: every namespace.",
@@ -66,29 +56,29 @@ func (d *helmReleasesDataSource) Schema(_ context.Context, _ datasource.SchemaRe
 		Description: "The releases, by `<storage_namespace>/<name>`, as the latest revision in Helm storage says (releases " +
 			"uninstalled with their history kept are left out). Feed it to `import { for_each = ... }` with `id = each.value.import_id`.",
 		NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
-			"name":              str("The release name."),
-			"namespace":         str("The namespace of the release's objects (`helm list`'s NAMESPACE, a HelmRelease's target namespace)."),
-			"storage_namespace": str("The namespace of the release's Helm records."),
-			"chart_name":        str("The chart name of the latest revision."),
-			"chart_version":     str("The chart version of the latest revision."),
-			"app_version":       str("The app version of the latest revision's chart."),
-			"status":            str("Helm's status of the latest revision: `deployed`, `failed`, `pending-install`, ..."),
+			"name":              listedStr("The release name."),
+			"namespace":         listedStr("The namespace of the release's objects (`helm list`'s NAMESPACE, a HelmRelease's target namespace)."),
+			"storage_namespace": listedStr("The namespace of the release's Helm records."),
+			"chart_name":        listedStr("The chart name of the latest revision."),
+			"chart_version":     listedStr("The chart version of the latest revision."),
+			"app_version":       listedStr("The app version of the latest revision's chart."),
+			"status":            listedStr("Helm's status of the latest revision: `deployed`, `failed`, `pending-install`, ..."),
 			"revision":          schema.Int64Attribute{Computed: true, Description: "The latest revision."},
-			"owner":             str("Who made it: `helm`, `flux` or `stevedore` (see `owner`)."),
-			"owner_name": str("`<namespace>/<name>` of the Flux HelmRelease or `stevedore_helmrelease` the release's " +
+			"owner":             listedStr("Who made it: `helm`, `flux` or `stevedore` (see `owner`)."),
+			"owner_name": listedStr("`<namespace>/<name>` of the Flux HelmRelease or `stevedore_helmrelease` the release's " +
 				"objects name; null when they name none."),
-			"owner_id": str("The owner ID of the `stevedore_helmrelease` instance its records carry; null when none."),
+			"owner_id": listedStr("The owner ID of the `stevedore_helmrelease` instance its records carry; null when none."),
 			"labels": schema.MapAttribute{Computed: true, ElementType: types.StringType,
 				Description: "The labels of the latest Helm record."},
-			"import_id": str("The import ID of `stevedore_helmrelease` that adopts the release as it is: the HelmRelease's " +
+			"import_id": listedStr("The import ID of `stevedore_helmrelease` that adopts the release as it is: the HelmRelease's " +
 				"`<namespace>/<name>[@<target_namespace>]` for a Flux release, the resource's for a stevedore one, else " +
 				"`<namespace>/<release>`; with `release_name` and `storage_namespace` where Flux's naming rules do not give them."),
 			"resource": schema.SingleNestedAttribute{Computed: true,
 				Description: "What the import ID sets of the resource, to set in its configuration as they are: " +
 					"`name`, `namespace`, and `target_namespace`, `release_name`, `storage_namespace` (null when the ID leaves them unset).",
 				Attributes: map[string]schema.Attribute{
-					"name": str("`name`."), "namespace": str("`namespace`."), "target_namespace": str("`target_namespace`, or null."),
-					"release_name": str("`release_name`, or null."), "storage_namespace": str("`storage_namespace`, or null."),
+					"name": listedStr("`name`."), "namespace": listedStr("`namespace`."), "target_namespace": listedStr("`target_namespace`, or null."),
+					"release_name": listedStr("`release_name`, or null."), "storage_namespace": listedStr("`storage_namespace`, or null."),
 				}},
 		}},
 	}
@@ -102,13 +92,8 @@ func (d *helmReleasesDataSource) Schema(_ context.Context, _ datasource.SchemaRe
 
 func (d *helmReleasesDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
 	var m helmReleasesModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() || !clusterKnown(d.data, resp) {
-		return
-	}
-	sel, err := m.selector()
-	if err != nil {
-		resp.Diagnostics.AddAttributeError(path.Root("label_selector"), "Invalid label selector", err.Error())
+	sel, ok := d.readFilters(ctx, req, resp, &m, &m.listFilterModel)
+	if !ok {
 		return
 	}
 	got, err := d.data.releases.List(ctx, release.ListOptions{

@@ -6,7 +6,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/resourceset"
@@ -14,9 +13,11 @@ import (
 
 // NewResourceSetsDataSource is the stevedore_resourcesets data source: the
 // resource sets in the cluster, stevedore's and flux-operator's.
-func NewResourceSetsDataSource() datasource.DataSource { return &resourceSetsDataSource{} }
+func NewResourceSetsDataSource() datasource.DataSource {
+	return &resourceSetsDataSource{listDataSource{typeName: "_resourcesets"}}
+}
 
-type resourceSetsDataSource struct{ data *providerData }
+type resourceSetsDataSource struct{ listDataSource }
 
 type resourceSetsModel struct {
 	listFilterModel
@@ -28,18 +29,7 @@ var listedSetType = types.ObjectType{AttrTypes: map[string]attr.Type{
 	"owner_ids": types.ListType{ElemType: types.StringType}, "objects": types.Int64Type, "import_id": types.StringType,
 }}
 
-func (d *resourceSetsDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_resourcesets"
-}
-
-func (d *resourceSetsDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	d.data = dataSourceData(req, resp)
-}
-
 func (d *resourceSetsDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
-	str := func(desc string) schema.StringAttribute {
-		return schema.StringAttribute{Computed: true, Description: desc}
-	}
 	attrs := listFilterAttributes("List only the sets of this namespace. Default: every namespace.",
 		resourceset.ListOwners,
 		"`stevedore`: a `stevedore_resourceset` (its objects carry the `stevedore.dev/resourceset-name` labels); "+
@@ -51,15 +41,15 @@ func (d *resourceSetsDataSource) Schema(_ context.Context, _ datasource.SchemaRe
 		Description: "The sets, sorted by namespace, name and owner. A list, not a map: during a migration a stevedore set " +
 			"and a flux-operator ResourceSet may share a namespace and name.",
 		NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
-			"namespace": str("The set's namespace."),
-			"name":      str("The set's name."),
-			"owner":     str("`stevedore` or `flux-operator`."),
+			"namespace": listedStr("The set's namespace."),
+			"name":      listedStr("The set's name."),
+			"owner":     listedStr("`stevedore` or `flux-operator`."),
 			"owner_ids": schema.ListAttribute{Computed: true, ElementType: types.StringType,
 				Description: "The owner IDs a stevedore set's objects carry, one per `stevedore_resourceset` instance: two " +
 					"mean two configurations' sets of one name, which the import refuses. Empty for a flux-operator ResourceSet."},
 			"objects": schema.Int64Attribute{Computed: true,
 				Description: "The number of objects: those that carry a stevedore set's labels, or the ResourceSet's `status.inventory`."},
-			"import_id": str("The import ID of `stevedore_resourceset` (`<namespace>/<name>`) for a stevedore set; null for a " +
+			"import_id": listedStr("The import ID of `stevedore_resourceset` (`<namespace>/<name>`) for a stevedore set; null for a " +
 				"flux-operator ResourceSet, whose objects a `stevedore_resourceset` takes over at its first apply with " +
 				"`take_over_from = [\"flux-operator\"]` (see the flux-operator migration guide)."),
 		}},
@@ -74,13 +64,8 @@ func (d *resourceSetsDataSource) Schema(_ context.Context, _ datasource.SchemaRe
 
 func (d *resourceSetsDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
 	var m resourceSetsModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	if resp.Diagnostics.HasError() || !clusterKnown(d.data, resp) {
-		return
-	}
-	sel, err := m.selector()
-	if err != nil {
-		resp.Diagnostics.AddAttributeError(path.Root("label_selector"), "Invalid label selector", err.Error())
+	sel, ok := d.readFilters(ctx, req, resp, &m, &m.listFilterModel)
+	if !ok {
 		return
 	}
 	got, err := d.data.sets.List(ctx, resourceset.ListOptions{Namespace: m.Namespace.ValueString(), Owner: m.Owner.ValueString(), Selector: sel})
