@@ -400,3 +400,102 @@ output "listed" {
 		}
 	})
 }
+
+// setsAdoptionConfig adopts the stevedore sets of ns by stevedore_resourcesets
+// and an import block with for_each; each set n applies the ConfigMap n.
+func setsAdoptionConfig(ns string) string {
+	return fmt.Sprintf(`
+data "stevedore_resourcesets" "mine" {
+  namespace = %q
+  owner     = "stevedore"
+}
+
+locals {
+  stevedore_sets = { for s in data.stevedore_resourcesets.mine.resource_sets : s.name => s }
+}
+
+import {
+  for_each = local.stevedore_sets
+  to       = stevedore_resourceset.adopted[each.key]
+  id       = each.value.import_id
+}
+
+resource "stevedore_resourceset" "adopted" {
+  for_each           = local.stevedore_sets
+  name               = each.value.name
+  namespace          = each.value.namespace
+  resources_template = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${each.key}\ndata: {k: v}\n"
+}
+`, ns)
+}
+
+// TestAccAdoptCluster_twentyReleasesFiveSets: a namespace of 20 releases
+// (10 by the helm3 CLI, 10 by helm4) and 5 stevedore sets of another
+// configuration is adopted by one configuration, through the two listing data
+// sources and import blocks with for_each, in one apply: no new Helm
+// revision, no object written, and an empty next plan. OpenTofu and Terraform.
+func TestAccAdoptCluster_twentyReleasesFiveSets(t *testing.T) {
+	t.Parallel()
+	forEachCLI(t, func(t *testing.T, c cli) {
+		ns := uniqueNamespace(t, "adopt-"+c.name)
+		cacheDir, chartDir := t.TempDir(), chartCopy(t, "1.0.0")
+		kc := testenv.Need(t).Cluster.Kubeconfig
+		other := newWorkspace(t, c, providerBlock(fmt.Sprintf("cache_dir = %s", hcl(cacheDir)))+fmt.Sprintf(`
+resource "stevedore_helmchart_artifact" "podinfo" {
+  source_path = %s
+}
+
+resource "stevedore_resourceset" "sets" {
+  for_each           = toset(["s0", "s1", "s2", "s3", "s4"])
+  name               = each.key
+  namespace          = %q
+  resources_template = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${each.key}\ndata: {k: v}\n"
+}
+
+output "path" {
+  value = stevedore_helmchart_artifact.podinfo.path
+}
+`, hcl(chartDir), ns))
+		other.must("apply", "-auto-approve", "-input=false")
+		archive := strings.TrimSpace(other.must("output", "-raw", "path"))
+		var releases [][2]string
+		for i := range 20 {
+			name := fmt.Sprintf("r%02d", i)
+			if _, err := testenv.HelmCLI(testenv.Context(t), kc, testenv.HelmCLIs[i%2], "install", name, archive, "--namespace", ns); err != nil {
+				t.Fatal(err)
+			}
+			releases = append(releases, [2]string{ns, name})
+		}
+		versions := func() map[string]string {
+			out := map[string]string{}
+			for i := range 5 {
+				var cm corev1.ConfigMap
+				if err := testClient(t).Get(testenv.Context(t), client.ObjectKey{Namespace: ns, Name: fmt.Sprintf("s%d", i)}, &cm); err != nil {
+					t.Fatal(err)
+				}
+				out[cm.Name] = cm.ResourceVersion
+			}
+			return out
+		}
+		revsBefore, objsBefore := revisionsOf(t, releases), versions()
+
+		w := newWorkspace(t, c, adoptionConfig(cacheDir, chartDir, ns, setsAdoptionConfig(ns)+`
+output "adopted" {
+  value = [length(stevedore_helmrelease.this), length(stevedore_resourceset.adopted)]
+}
+`))
+		if out, code := w.apply(); code != 0 {
+			t.Fatalf("%s apply of the adoption: exit %d\n%s", c.name, code, out)
+		}
+		if got := strings.Join(strings.Fields(w.must("output", "-json", "adopted")), ""); got != "[20,5]" {
+			t.Errorf("adopted %s releases and sets, want [20,5]", got)
+		}
+		if after := revisionsOf(t, releases); !maps.EqualFunc(revsBefore, after, slices.Equal) {
+			t.Errorf("revisions changed by the adoption:\nbefore %v\nafter  %v", revsBefore, after)
+		}
+		if after := versions(); !maps.Equal(objsBefore, after) {
+			t.Errorf("objects written by the adoption: resourceVersions before %v, after %v", objsBefore, after)
+		}
+		w.planEmpty()
+	})
+}
