@@ -2,7 +2,6 @@ package provider
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
@@ -63,15 +62,7 @@ func (d *helmTemplateDataSource) Schema(_ context.Context, _ datasource.SchemaRe
 }
 
 func (d *helmTemplateDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
-	if req.ProviderData == nil {
-		return
-	}
-	data, ok := req.ProviderData.(*providerData)
-	if !ok {
-		resp.Diagnostics.AddError("Unexpected provider data", fmt.Sprintf("got %T: this is a bug in the provider", req.ProviderData))
-		return
-	}
-	d.data = data
+	d.data = providerDataOf(req.ProviderData, &resp.Diagnostics)
 }
 
 // releaseModel is the stevedore_helmrelease configuration m renders as:

@@ -173,12 +173,12 @@ func helmChartArtifactSchema() schema.Schema {
 								"issuer": schema.StringAttribute{
 									Required:    true,
 									Description: "Go regular expression the OIDC issuer must match.",
-									Validators:  []validator.String{regexpValidator{}},
+									Validators:  []validator.String{regexpValidator},
 								},
 								"subject": schema.StringAttribute{
 									Required:    true,
 									Description: "Go regular expression the certificate subject must match.",
-									Validators:  []validator.String{regexpValidator{}},
+									Validators:  []validator.String{regexpValidator},
 								},
 							},
 						},
@@ -207,20 +207,9 @@ func (constraintValidator) ValidateString(_ context.Context, req validator.Strin
 	}
 }
 
-type regexpValidator struct{}
-
-func (regexpValidator) Description(context.Context) string { return "must be a Go regular expression" }
-func (v regexpValidator) MarkdownDescription(ctx context.Context) string {
-	return v.Description(ctx)
-}
-func (regexpValidator) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
-	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
-		return
-	}
-	if _, err := regexp.Compile(req.ConfigValue.ValueString()); err != nil {
-		resp.Diagnostics.AddAttributeError(req.Path, "Invalid regular expression", err.Error())
-	}
-}
+// regexpValidator rejects a malformed Go regular expression at validate time.
+var regexpValidator = stringCheck{desc: "must be a Go regular expression", summary: "Invalid regular expression",
+	check: func(s string) error { _, err := regexp.Compile(s); return err }}
 
 // durationText is d as a user writes it in a configuration: `5m`, not Go's
 // `5m0s`; the schema shows an engine's default duration so.

@@ -103,6 +103,7 @@ func (p *stevedoreProvider) DataSources(context.Context) []func() datasource.Dat
 		NewResourceSetInputsDataSource,
 		NewHelmTemplateDataSource,
 		NewResourceSetRenderDataSource,
+		NewHelmReleasesDataSource, NewResourceSetsDataSource,
 	}
 }
 

@@ -2,6 +2,8 @@ package testenv
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,17 +13,20 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// inputProviderCRD is a minimal CRD of flux-operator's
-// ResourceSetInputProvider: no flux-operator runs in the test cluster, tests
-// write the status themselves (SetInputProvider).
-const inputProviderCRD = `
+// fluxOperatorCRD is a minimal CRD of flux-operator's kind (namespaced,
+// fluxcd.controlplane.io/v1, any content, a status subresource): no
+// flux-operator runs in the test cluster, tests write the objects and their
+// status themselves (SetInputProvider).
+func fluxOperatorCRD(kind string) string {
+	lower := strings.ToLower(kind)
+	return fmt.Sprintf(`
 apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
-metadata: {name: resourcesetinputproviders.fluxcd.controlplane.io}
+metadata: {name: %[2]ss.fluxcd.controlplane.io}
 spec:
   group: fluxcd.controlplane.io
   scope: Namespaced
-  names: {kind: ResourceSetInputProvider, plural: resourcesetinputproviders, singular: resourcesetinputprovider, listKind: ResourceSetInputProviderList}
+  names: {kind: %[1]s, plural: %[2]ss, singular: %[2]s, listKind: %[1]sList}
   versions:
   - name: v1
     served: true
@@ -29,15 +34,28 @@ spec:
     subresources: {status: {}}
     schema:
       openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
-`
+`, kind, lower)
+}
 
 // InstallInputProviderCRD creates the ResourceSetInputProvider CRD unless it
 // exists, and polls until it is Established.
 func InstallInputProviderCRD(t testing.TB, c client.Client) {
+	installCRD(t, c, fluxOperatorCRD("ResourceSetInputProvider"))
+}
+
+// InstallResourceSetCRD creates flux-operator's ResourceSet CRD unless it
+// exists, and polls until it is Established.
+func InstallResourceSetCRD(t testing.TB, c client.Client) {
+	installCRD(t, c, fluxOperatorCRD("ResourceSet"))
+}
+
+// installCRD creates the CRD of manifest unless it exists, and polls until
+// it is Established.
+func installCRD(t testing.TB, c client.Client, manifest string) {
 	t.Helper()
 	ctx := context.Background()
 	crd := &unstructured.Unstructured{}
-	if err := yaml.Unmarshal([]byte(inputProviderCRD), &crd.Object); err != nil {
+	if err := yaml.Unmarshal([]byte(manifest), &crd.Object); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Create(ctx, crd); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -56,7 +74,7 @@ func InstallInputProviderCRD(t testing.TB, c client.Client) {
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("the ResourceSetInputProvider CRD is not Established")
+			t.Fatalf("the CRD %s is not Established", crd.GetName())
 		}
 	}
 }

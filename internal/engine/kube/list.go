@@ -23,6 +23,12 @@ import (
 // owner left behind without knowing its kinds (an import); a kind the caller
 // may not list is skipped. Objects are sorted by inventory ID.
 func (f *Factory) ListLabelled(ctx context.Context, selector map[string]string) ([]*metav1.PartialObjectMetadata, error) {
+	return f.ListSelected(ctx, client.MatchingLabels(selector))
+}
+
+// ListSelected is ListLabelled with any label selector (an existence
+// selector, to find every owner's objects).
+func (f *Factory) ListSelected(ctx context.Context, selector client.ListOption) ([]*metav1.PartialObjectMetadata, error) {
 	dc, err := f.Discovery()
 	if err != nil {
 		return nil, err
@@ -56,7 +62,7 @@ func (f *Factory) ListLabelled(ctx context.Context, selector map[string]string) 
 		g.Go(func() error {
 			list := &metav1.PartialObjectMetadataList{}
 			list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-			err := c.List(ctx, list, client.MatchingLabels(selector))
+			err := c.List(ctx, list, selector)
 			switch {
 			case apierrors.IsForbidden(err) || apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err) || meta.IsNoMatchError(err):
 				return nil
