@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -151,4 +153,38 @@ func replicas(t *testing.T, ns string, want int64) resource.TestCheckFunc {
 		}
 		return nil
 	}
+}
+
+// TestAccHelmRelease_chartAPIv3Refused: a chart of Helm 4's experimental
+// chart API v3 is refused at plan, with a message that says so, whether the
+// release names it inline or through an artifact.
+func TestAccHelmRelease_chartAPIv3Refused(t *testing.T) {
+	t.Parallel()
+	accTestEach(t, func(t *testing.T) resource.TestCase {
+		ns := uniqueNamespace(t, "hr-v3")
+		cacheDir := t.TempDir()
+		chartDir := chartCopy(t, "1.0.0")
+		chartYAML := filepath.Join(chartDir, "Chart.yaml")
+		b, err := os.ReadFile(chartYAML)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(chartYAML, []byte(strings.Replace(string(b), "apiVersion: v2", "apiVersion: v3", 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		refused := regexp.MustCompile(`(?s)source_path.*apiVersion\s+v3,\s+which\s+is\s+not\s+supported:\s+Helm\s+4's\s+chart\s+API\s+v3\s+is\s+experimental`)
+		inline := providerBlock(fmt.Sprintf("cache_dir = %s", hcl(cacheDir))) + fmt.Sprintf(`
+resource "stevedore_helmrelease" "podinfo" {
+  name      = "podinfo"
+  namespace = %q
+  chart {
+    source_path = %s
+  }
+}
+`, ns, hcl(chartDir))
+		return resource.TestCase{Steps: []resource.TestStep{
+			{Config: releaseConfig(cacheDir, chartDir, ns, ""), ExpectError: refused},
+			{Config: inline, ExpectError: refused},
+		}}
+	})
 }

@@ -1055,11 +1055,12 @@ func TestAccHelmRelease_badInput(t *testing.T) {
 			{"upgrade {\n remediation {\n strategy = \"retry\"\n }\n }", `(?s)strategy.*rollback`},
 			{"drift_detection {\n ignore {\n paths = [\"spec/replicas\"]\n }\n }", `(?s)drift_detection.*ignore.*paths`},
 			{"post_renderers {\n kustomize {\n patches {\n patch = \"- op: [\"\n }\n }\n }", `(?s)post_renderers.*patch`},
+			{"upgrade {\n server_side_apply = \"on\"\n }", `(?s)upgrade\.server_side_apply.*"enabled"\s+"disabled"\s+"auto"`},
+			{"rollback {\n server_side_apply = \"true\"\n }", `(?s)rollback\.server_side_apply.*"enabled"\s+"disabled"\s+"auto"`},
+			{`wait_strategy = "watcher"`, `(?s)wait_strategy.*"poller"\s+"legacy"`},
+			{`post_render_strategy = "hooks"`, `(?s)post_render_strategy.*"nohooks"\s+"combined"\s+"separate"`},
+			// Last: a plan-time error, so that the CLI's destroy with it validates.
 			{"values_from {\n kind = \"ConfigMap\"\n name = \"missing\"\n }", `(?s)values_from.*missing`},
-			{"upgrade {\n server_side_apply = \"on\"\n }", `(?s)upgrade\.server_side_apply.*"enabled",\s+"disabled",\s+"auto"`},
-			{"rollback {\n server_side_apply = \"true\"\n }", `(?s)rollback\.server_side_apply.*"enabled",\s+"disabled",\s+"auto"`},
-			{`wait_strategy = "watcher"`, `(?s)wait_strategy.*"poller",\s+"legacy"`},
-			{`post_render_strategy = "hooks"`, `(?s)post_render_strategy.*"nohooks",\s+"combined",\s+"separate"`},
 		}
 		// Two chart sources: the artifact's path (unknown until it exists) and a
 		// directory. Not the last step: the CLI destroys with the last one.
