@@ -70,30 +70,7 @@ func BenchmarkTofuPlanVersusHelmProvider(b *testing.B) {
 	helmNS, stevedoreNS := "bench-cmp-helm", "bench-cmp-stevedore"
 	helmWD, stevedoreWD := filepath.Join(dir, "helm"), filepath.Join(dir, "stevedore")
 	helmState := filepath.Join(dir, "helm-home")
-	writeMainTF(b, helmWD, fmt.Sprintf(`
-terraform {
-  required_providers {
-    helm = { source = "hashicorp/helm" }
-  }
-}
-provider "helm" {
-  kubernetes = { config_path = %q }
-  repository_cache       = %q
-  repository_config_path = %q
-  registry_config_path   = %q
-  plugins_path           = %q
-}
-resource "helm_release" "r" {
-  count     = %d
-  name      = format("r%%03d", count.index)
-  namespace = %q
-  chart     = %q
-  values    = [yamlencode({ config = { index = count.index } })]
-  wait      = false
-}
-`, env.Cluster.Kubeconfig, filepath.Join(helmState, "cache"), filepath.Join(helmState, "repositories.yaml"),
-		filepath.Join(helmState, "registry.json"), filepath.Join(helmState, "plugins"),
-		compareReleases, helmNS, podinfoSrc()))
+	writeMainTF(b, helmWD, helmReleasesConfig(env.Cluster.Kubeconfig, helmState, compareReleases, helmNS, "\n  wait      = false"))
 	writeMainTF(b, stevedoreWD, releasesConfig(env.Cluster.Kubeconfig, filepath.Join(dir, "stevedore-cache"), compareReleases, stevedoreNS))
 
 	for _, ns := range []string{helmNS, stevedoreNS} {
@@ -153,6 +130,34 @@ resource "helm_release" "r" {
 	}
 	b.ReportMetric(ms(median(stevedore.runs))/ms(median(helm.runs)), "stevedore/helm-ratio")
 	b.ReportMetric(medianFloat(ratios), "stevedore/helm-round-ratio-median")
+}
+
+// helmReleasesConfig is the hashicorp/helm configuration of the benchmarks:
+// n releases of podinfo in ns, the provider's Helm state under helmState,
+// extra added to each release.
+func helmReleasesConfig(kubeconfig, helmState string, n int, ns, extra string) string {
+	return fmt.Sprintf(`
+terraform {
+  required_providers {
+    helm = { source = "hashicorp/helm" }
+  }
+}
+provider "helm" {
+  kubernetes = { config_path = %q }
+  repository_cache       = %q
+  repository_config_path = %q
+  registry_config_path   = %q
+  plugins_path           = %q
+}
+resource "helm_release" "r" {
+  count     = %d
+  name      = format("r%%03d", count.index)
+  namespace = %q
+  chart     = %q
+  values    = [yamlencode({ config = { index = count.index } })]%s
+}
+`, kubeconfig, filepath.Join(helmState, "cache"), filepath.Join(helmState, "repositories.yaml"),
+		filepath.Join(helmState, "registry.json"), filepath.Join(helmState, "plugins"), n, ns, podinfoSrc(), extra)
 }
 
 // compareWrapper writes dir/<name>-bin/terraform-provider-<name>, a script

@@ -2,7 +2,6 @@ package provider
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -51,28 +50,7 @@ func BenchmarkTofuInstall30(b *testing.B) {
 		var cfg string
 		switch name {
 		case "helm":
-			cfg = fmt.Sprintf(`
-terraform {
-  required_providers {
-    helm = { source = "hashicorp/helm" }
-  }
-}
-provider "helm" {
-  kubernetes = { config_path = %q }
-  repository_cache       = %q
-  repository_config_path = %q
-  registry_config_path   = %q
-  plugins_path           = %q
-}
-resource "helm_release" "r" {
-  count     = %d
-  name      = format("r%%03d", count.index)
-  namespace = %q
-  chart     = %q
-  values    = [yamlencode({ config = { index = count.index } })]
-}
-`, env.Cluster.Kubeconfig, filepath.Join(helmState, "cache"), filepath.Join(helmState, "repositories.yaml"),
-				filepath.Join(helmState, "registry.json"), filepath.Join(helmState, "plugins"), compareReleases, ns, podinfoSrc())
+			cfg = helmReleasesConfig(env.Cluster.Kubeconfig, helmState, compareReleases, ns, "")
 		default:
 			// releasesConfig without disable_wait: installs wait as a user's do.
 			cfg = strings.Replace(releasesConfig(env.Cluster.Kubeconfig, filepath.Join(dir, name+"-cache"), compareReleases, ns),
