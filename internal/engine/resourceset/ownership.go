@@ -66,15 +66,24 @@ func (e *OwnershipError) Error() string {
 // and the apply. The plan said whether the apply creates or adopts it; acting
 // on the changed cluster would take over an object the plan said it would
 // create, or record as created one it said it would adopt, so the apply
-// refuses to start. It is about the cluster, not an attribute.
+// refuses to start. It is about the cluster, not an attribute; with Inputs,
+// it is the inputs of inputs_from that changed, and Apply returns it on
+// inputs_from.
 type StalePlanError struct {
 	// Object names the object as kube.Describe does.
 	Object string
 	// Exists says whether the object exists now.
 	Exists bool
+	// Inputs says that the exported inputs of inputs_from changed since the
+	// plan, so that the objects to apply are not those the plan showed.
+	Inputs bool
 }
 
 func (e *StalePlanError) Error() string {
+	if e.Inputs {
+		return "the exported inputs of the ResourceSetInputProviders of inputs_from changed between plan and apply, " +
+			"so the objects to apply are not those the plan showed; nothing was applied. Plan again."
+	}
 	if e.Exists {
 		return fmt.Sprintf("%s exists now, but did not when the plan said the apply would create it; plan again", e.Object)
 	}
