@@ -236,7 +236,12 @@ func (e *Engine) planPreview(ctx context.Context, spec *Spec, prev []kube.Entry,
 	}
 	if pv.Unknown == "" {
 		if appeared := appearedSincePlan(res, prev, pv.Changes); len(appeared) > 0 {
-			if _, _, err := e.plan(ctx, spec, prev); err != nil {
+			// Planned as an update would be, so that an object of another
+			// set is its owner's refusal (at a create's plan it is only a
+			// warning), which names the owner.
+			again := *spec
+			again.Creating = false
+			if _, _, err := e.plan(ctx, &again, prev); err != nil {
 				return err
 			}
 			return fmt.Errorf("%s appeared while this plan ran (another apply created it); plan again", strings.Join(appeared, ", "))
