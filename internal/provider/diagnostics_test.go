@@ -99,7 +99,7 @@ func TestAddError_resourceSetEngineErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.spec.Name, tc.spec.Namespace = "s", "ns"
-			_, err := e.Plan(ctx, &tc.spec, nil)
+			_, err := e.Plan(ctx, &tc.spec, nil, resourceset.PlanOptions{})
 			var diags diag.Diagnostics
 			addError(&diags, "Cannot plan the resource set", err)
 			got := diagLines(diags)

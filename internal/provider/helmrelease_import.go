@@ -167,9 +167,23 @@ func (r *helmReleaseResource) importHint(ctx context.Context, id release.ImportI
 }
 
 // importAdvice says how to import the release e found, with the import ID
-// ImportState reads.
+// ImportState reads. A release of another stevedore_helmrelease instance
+// (its owner ID) is another configuration's, or a killed apply's of this
+// one: the advice names the owner and says which case an import is for, and
+// that the winner of a race may still be installing it.
 func importAdvice(e *release.ExistsError) string {
 	id := e.ImportID
-	return fmt.Sprintf("To manage it with this resource, import it (an import block, or terraform import) with the ID %q; "+
-		"to install another release, choose another release_name.", id)
+	if e.Owner.Kind != kube.OwnedByRelease || e.Owner.ID == "" {
+		return fmt.Sprintf("To manage it with this resource, import it (an import block, or terraform import) with the ID %q; "+
+			"to install another release, choose another release_name.", id)
+	}
+	who := fmt.Sprintf("Owner %s is another instance of a stevedore_helmrelease: one in another configuration, "+
+		"or an apply of this configuration that was killed before it saved state.", e.Owner.ID)
+	if e.Raced {
+		who = fmt.Sprintf("Owner %s, another configuration's stevedore_helmrelease, won the race for this release name; "+
+			"its apply may still be installing the release.", e.Owner.ID)
+	}
+	return who + fmt.Sprintf(" If the release is another configuration's, leave it to that one and choose another release_name here. "+
+		"Only if it is this configuration's (a killed apply of this one), and once no apply runs for it, import it "+
+		"(an import block, or terraform import) with the ID %q.", id)
 }

@@ -632,8 +632,6 @@ func (m *helmReleaseModel) keepRelease(s *helmReleaseModel) {
 	m.ChartDigest = s.ChartDigest
 }
 
-func emptyDrift() types.List { return types.ListValueMust(driftEntryType, nil) }
-
 // copyStatus copies the computed attributes of the release from the state,
 // for a plan in which apply makes no Helm release. The chart digest is not
 // one of them: every apply records the digest of the chart it is given

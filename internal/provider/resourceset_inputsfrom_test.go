@@ -308,7 +308,7 @@ func TestResourceSetApply_inputsChangedSincePlan(t *testing.T) {
 		if !known || diags.HasError() {
 			t.Fatal(diags)
 		}
-		res, err := r.engine().Plan(ctx, spec, nil)
+		res, err := r.engine().Plan(ctx, spec, nil, resourceset.PlanOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

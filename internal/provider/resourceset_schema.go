@@ -2,7 +2,6 @@ package provider
 
 import (
 	"fmt"
-	"regexp"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
@@ -19,22 +18,9 @@ import (
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/resourceset"
 )
 
-var dnsLabel = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
-
-var (
-	inventoryEntryType = types.ObjectType{AttrTypes: map[string]attr.Type{
-		"id": types.StringType, "v": types.StringType, "adopted": types.BoolType, "step": types.StringType,
-	}}
-	driftChangeType = types.ObjectType{AttrTypes: map[string]attr.Type{
-		"op": types.StringType, "path": types.StringType, "from": types.StringType, "to": types.StringType,
-	}}
-	driftEntryType = types.ObjectType{AttrTypes: map[string]attr.Type{
-		"id": types.StringType, "type": types.StringType, "changes": types.ListType{ElemType: driftChangeType},
-	}}
-	conditionType = types.ObjectType{AttrTypes: map[string]attr.Type{
-		"type": types.StringType, "status": types.StringType, "reason": types.StringType, "message": types.StringType,
-	}}
-)
+var inventoryEntryType = types.ObjectType{AttrTypes: map[string]attr.Type{
+	"id": types.StringType, "v": types.StringType, "adopted": types.BoolType, "step": types.StringType,
+}}
 
 func resourceSetSchema() schema.Schema {
 	replace := []planmodifier.String{stringplanmodifier.RequiresReplace()}

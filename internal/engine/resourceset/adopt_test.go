@@ -83,7 +83,7 @@ data: {ours: set}
 	spec := &Spec{Name: "adopter", Namespace: "default", ResourcesTemplate: both}
 	const adoptedID, madeID = "default_adopt-prune__ConfigMap", "default_adopt-made__ConfigMap"
 
-	plan, err := e.Plan(ctx, spec, nil)
+	plan, err := e.Plan(ctx, spec, nil, PlanOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ data: {ours: set}
 
 	// The plan of the next apply knows the flags from the inventory alone.
 	spec.ResourcesTemplate = strings.SplitN(both, "---", 2)[1]
-	plan, err = e.Plan(ctx, spec, res.Inventory)
+	plan, err = e.Plan(ctx, spec, res.Inventory, PlanOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +196,7 @@ apiVersion: v1
 kind: ConfigMap
 metadata: {name: stale-other}
 `}
-	plan, err := e.Plan(ctx, spec, nil)
+	plan, err := e.Plan(ctx, spec, nil, PlanOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +223,7 @@ metadata: {name: stale-other}
 	}
 
 	// Planned as adopted, deleted before the apply.
-	plan, err = e.Plan(ctx, spec, nil)
+	plan, err = e.Plan(ctx, spec, nil, PlanOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,7 +275,7 @@ func TestEngine_refusesObjectOwnedByAnotherSet(t *testing.T) {
 		Resources:         []map[string]any{mustMap(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: contested}\ndata: {by: b}\n")},
 		ResourcesTemplate: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: uncontested}\n",
 	}
-	_, err = e.Plan(ctx, b, nil)
+	_, err = e.Plan(ctx, b, nil, PlanOptions{})
 	var oe *OwnershipError
 	if !errors.As(err, &oe) || oe.Owner.Name != "owner-a" || fielderr.PathOf(err) != "resources" ||
 		err.Error() != "resourceset default/owner-b: resources: ConfigMap/default/contested is owned by stevedore_resourceset default/owner-a (owner "+a.Owner+"); remove it from one of the sets" {
@@ -283,7 +283,7 @@ func TestEngine_refusesObjectOwnedByAnotherSet(t *testing.T) {
 	}
 	// In resources_template instead.
 	b2 := &Spec{Name: "owner-b", Namespace: "default", ResourcesTemplate: a.ResourcesTemplate}
-	if _, err := e.Plan(ctx, b2, nil); !errors.As(err, &oe) || fielderr.PathOf(err) != "resources_template" {
+	if _, err := e.Plan(ctx, b2, nil, PlanOptions{}); !errors.As(err, &oe) || fielderr.PathOf(err) != "resources_template" {
 		t.Fatalf("plan: want an ownership error on resources_template, got %v (%+v)", err, oe)
 	}
 
@@ -323,7 +323,7 @@ func TestEngine_ownLabelledObjectUndecidedAtPlan(t *testing.T) {
 	spec := &Spec{Name: "leftover", Namespace: "default", Creating: true,
 		ResourcesTemplate: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: leftover}\n"}
 	const id = "default_leftover__ConfigMap"
-	plan, err := e.Plan(ctx, spec, nil)
+	plan, err := e.Plan(ctx, spec, nil, PlanOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -334,7 +334,7 @@ func TestEngine_ownLabelledObjectUndecidedAtPlan(t *testing.T) {
 	// The prior inventory decides without asking the cluster.
 	legacy := *spec
 	legacy.Creating = false
-	plan, err = e.Plan(ctx, &legacy, []kube.Entry{{ID: id, V: "v1"}})
+	plan, err = e.Plan(ctx, &legacy, []kube.Entry{{ID: id, V: "v1"}}, PlanOptions{})
 	if err != nil || len(plan.Undecided) != 0 || plan.Inventory[0].Adopted {
 		t.Fatalf("with the entry in the prior inventory: %+v, %v", plan, err)
 	}
@@ -375,7 +375,7 @@ func TestEngine_sameNameInTwoConfigurations(t *testing.T) {
 		t.Fatal(err)
 	}
 	second := &Spec{Name: "same", Namespace: ns, Creating: true, ResourcesTemplate: tmpl("second")}
-	plan, err := e.Plan(ctx, second, nil)
+	plan, err := e.Plan(ctx, second, nil, PlanOptions{})
 	if err != nil || len(plan.Undecided) != 1 || len(plan.Warnings) != 1 || !strings.Contains(plan.Warnings[0].Message, first.Owner) {
 		t.Fatalf("second plan: %+v, %v", plan, err)
 	}
@@ -429,7 +429,7 @@ func TestEngine_foreignOwnersRefusedUnlessTakenOver(t *testing.T) {
 			spec := &Spec{Name: "taker-" + tc.name, Namespace: ns, Owner: kube.NewOwnerID(),
 				ResourcesTemplate: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + name + "}\ndata: {by: us}\n"}
 			var oe *OwnershipError
-			_, err := e.Plan(ctx, spec, nil)
+			_, err := e.Plan(ctx, spec, nil, PlanOptions{})
 			if !errors.As(err, &oe) || oe.Owner.String() != tc.owner || fielderr.PathOf(err) != "resources_template" {
 				t.Fatalf("plan: want an ownership error naming %s, got %v", tc.owner, err)
 			}
@@ -444,7 +444,7 @@ func TestEngine_foreignOwnersRefusedUnlessTakenOver(t *testing.T) {
 				t.Errorf("the error does not say how to take it over: %v", err)
 			}
 			spec.TakeOverFrom = []string{tc.takeOver}
-			plan, err := e.Plan(ctx, spec, nil)
+			plan, err := e.Plan(ctx, spec, nil, PlanOptions{})
 			if err != nil || len(plan.Warnings) != 1 || plan.Warnings[0].Summary != "Objects taken over" || plan.Inventory[0].Adopted {
 				t.Fatalf("plan with take_over_from: %+v, %v", plan, err)
 			}

@@ -2,6 +2,8 @@ package resourceset
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
@@ -47,6 +49,11 @@ type Result struct {
 	// Warnings, after a plan, name what the render did that the user may not
 	// expect (see desired).
 	Warnings []Warning
+	// Preview, after a plan with PlanOptions.Preview, is what the apply
+	// would change, object by object (dry runs); nil when the plan made none:
+	// the set is unchanged (PlanOptions.Unchanged), or Undecided lists
+	// objects that the destroy coming first in the same apply changes.
+	Preview *Preview
 	// Steps maps the ID of each object the set renders to the name of its
 	// step ("" without steps); an inventory entry that is not listed left
 	// the set and awaits its prune. Nil when the set did not render.
@@ -190,29 +197,100 @@ func inStep(warnings []Warning, index int) []Warning {
 // is the inventory in state: its entries keep their Adopted flags, and only
 // the objects new to it are read from the cluster, to show which the apply
 // adopts (Result.Undecided lists those it cannot tell yet). An object owned by
-// another set is an *OwnershipError.
-func (e *Engine) Plan(ctx context.Context, spec *Spec, prev []kube.Entry) (*Result, error) {
+// another set is an *OwnershipError. With opts.Preview it also dry-runs the
+// apply (Result.Preview), from the same inputs of inputs_from as the render.
+func (e *Engine) Plan(ctx context.Context, spec *Spec, prev []kube.Entry, opts PlanOptions) (*Result, error) {
 	spec = spec.withDefaults()
-	res, err := e.plan(ctx, spec, prev)
+	res, resolved, err := e.plan(ctx, spec, prev)
+	if err == nil && opts.Preview {
+		err = e.planPreview(ctx, resolved, prev, res, opts)
+	}
 	return res, objectError(spec, err)
 }
 
-func (e *Engine) plan(ctx context.Context, spec *Spec, prev []kube.Entry) (*Result, error) {
+// PlanOptions are what a plan is asked besides the spec and the inventory.
+type PlanOptions struct {
+	// Preview asks for the dry runs of the apply, when the set changes: a
+	// steady plan makes none.
+	Preview bool
+	// Unchanged, when set, tells from the plan's result whether the set is
+	// as the caller's state has it (which holds what the engine does not
+	// see: the settings that do not show in the manifests); then the plan
+	// makes no dry run.
+	Unchanged func(*Result) bool
+}
+
+// planPreview sets res.Preview, unless the set is unchanged or objects are
+// undecided. An object that the plan's look-up found missing but its dry run
+// found there appeared while the plan ran (another apply created it): the
+// plan is made again, which names its owner, or fails saying so; the same
+// check at apply's final plan keeps that plan from disagreeing with the
+// first.
+func (e *Engine) planPreview(ctx context.Context, spec *Spec, prev []kube.Entry, res *Result, opts PlanOptions) error {
+	if len(res.Undecided) > 0 || opts.Unchanged != nil && opts.Unchanged(res) {
+		return nil
+	}
+	pv, err := e.preview(ctx, spec)
+	if err != nil {
+		return err
+	}
+	if pv.Unknown == "" {
+		if appeared := appearedSincePlan(res, prev, pv.Changes); len(appeared) > 0 {
+			// Planned as an update would be, so that an object of another
+			// set is its owner's refusal (at a create's plan it is only a
+			// warning), which names the owner.
+			again := *spec
+			again.Creating = false
+			if _, _, err := e.plan(ctx, &again, prev); err != nil {
+				return err
+			}
+			return fmt.Errorf("%s appeared while this plan ran (another apply created it); plan again", strings.Join(appeared, ", "))
+		}
+	}
+	res.Preview = pv
+	return nil
+}
+
+// appearedSincePlan lists the objects that res found missing (new to prev,
+// not in the cluster at the look-up) but that the dry run found there.
+func appearedSincePlan(res *Result, prev []kube.Entry, changes []kube.Drift) []string {
+	known := map[string]bool{}
+	for _, en := range prev {
+		known[en.ID] = true
+	}
+	created := map[string]bool{}
+	for _, en := range res.Inventory {
+		if !known[en.ID] && !res.Existing[en.ID] && !res.Undecided[en.ID] {
+			created[en.ID] = true
+		}
+	}
+	var out []string
+	for _, c := range changes {
+		if c.Type == "update" && created[c.ID] {
+			out = append(out, c.ID)
+		}
+	}
+	return out
+}
+
+// plan is Plan without the dry runs; it returns the spec with its inputs of
+// inputs_from read, for them.
+func (e *Engine) plan(ctx context.Context, spec *Spec, prev []kube.Entry) (*Result, *Spec, error) {
 	if err := kube.ValidateDependencies(spec.Dependencies); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	spec, err := e.resolveInputs(ctx, spec)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	parts, warnings, err := e.desired(spec)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	objs := flatten(parts)
 	manifests, err := Manifests(objs)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var adopted, undecided, existing map[string]bool
 	var owned []Warning
@@ -227,10 +305,10 @@ func (e *Engine) plan(ctx context.Context, spec *Spec, prev []kube.Entry) (*Resu
 			undecided[kube.ID(o)] = true
 		}
 	} else if adopted, undecided, existing, owned, err = e.planAdoption(ctx, spec, objs, prev); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	return &Result{Inventory: inventoryOf(objs, adopted), Manifests: manifests, Undecided: undecided, Existing: existing, Warnings: append(warnings, owned...),
-		Steps: stepsOf(parts)}, nil
+		Steps: stepsOf(parts)}, spec, nil
 }
 
 // Apply waits for the dependencies, decides which objects new to the
@@ -241,7 +319,9 @@ func (e *Engine) plan(ctx context.Context, spec *Spec, prev []kube.Entry) (*Resu
 // is an error on its step (steps[i]) and stops the sequence before the prune.
 // opts.Planned is what the plan showed of the new objects' adoption: an object
 // that appeared or disappeared since fails the apply before anything is
-// applied, as does an object owned by another set. The result is never nil:
+// applied, as does an object owned by another set. So do inputs of
+// inputs_from that changed since the plan (opts.PlannedDigest): a
+// *StalePlanError on inputs_from. The result is never nil:
 // after a failure its inventory holds what the cluster really has (applied
 // objects, and stale ones not yet pruned), so that state can be saved and a
 // second apply converges, and its Ready condition says why, without naming
@@ -261,6 +341,18 @@ type ApplyOptions struct {
 	// drift check or apply (Result.InSync, kept in private state): an object
 	// not written since is not applied again.
 	Since kube.Fingerprints
+	// PlannedDigest is the Digest of the manifests the plan showed; "" when
+	// the plan could not show them. A set with inputs_from reads its
+	// providers again at apply: when what it renders from them is not what
+	// the plan showed, the apply refuses before anything.
+	PlannedDigest string
+}
+
+// Digest is the digest of a set's manifests (Result.Manifests), which
+// ApplyOptions.PlannedDigest takes.
+func Digest(manifests string) string {
+	sum := sha256.Sum256([]byte(manifests))
+	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
 func (e *Engine) apply(ctx context.Context, spec *Spec, prev []kube.Entry, opts ApplyOptions) (*Result, error) {
@@ -282,10 +374,14 @@ func (e *Engine) apply(ctx context.Context, spec *Spec, prev []kube.Entry, opts 
 		return fail(ReasonBuildFailed, err)
 	}
 	objs := flatten(parts)
-	res.Steps = stepsOf(parts)
-	if res.Manifests, err = Manifests(objs); err != nil {
+	manifests, err := Manifests(objs)
+	if err != nil {
 		return fail(ReasonBuildFailed, err)
 	}
+	if opts.PlannedDigest != "" && len(spec.InputsFrom) > 0 && Digest(manifests) != opts.PlannedDigest {
+		return fail(ReasonBuildFailed, fielderr.Wrap("inputs_from", &StalePlanError{Inputs: true}))
+	}
+	res.Steps, res.Manifests = stepsOf(parts), manifests
 	if missing := e.missingServiceAccount(ctx, spec); missing != nil {
 		return fail(ReasonReconciliationFailed, missing)
 	}

@@ -114,7 +114,7 @@ spec:
 `),
 		},
 	}
-	plan, err := e.Plan(ctx, spec, nil)
+	plan, err := e.Plan(ctx, spec, nil, PlanOptions{})
 	if err != nil {
 		t.Fatalf("plan before the CRDs exist: %v", err)
 	}
@@ -424,7 +424,7 @@ func TestEngine_missingServiceAccount(t *testing.T) {
 	fast := kube.ForbiddenRetryWindow / 2
 
 	start := time.Now()
-	res, err := e.Plan(ctx, spec, nil)
+	res, err := e.Plan(ctx, spec, nil, PlanOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,7 +52,7 @@ func TestRenderError_path(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.spec.Name, tc.spec.Namespace = "s", "ns"
-			_, err := noCluster.Plan(context.Background(), &tc.spec, nil)
+			_, err := noCluster.Plan(context.Background(), &tc.spec, nil, PlanOptions{})
 			if got := fielderr.PathOf(err); got != tc.path {
 				t.Errorf("error %v on %q, want %q", err, got, tc.path)
 			}
@@ -183,7 +183,7 @@ func TestInputsFromError_path(t *testing.T) {
 		check(t, err, "resourceset ns/s: ")
 	})
 	t.Run("plan", func(t *testing.T) {
-		_, err := noCluster.Plan(context.Background(), spec, nil)
+		_, err := noCluster.Plan(context.Background(), spec, nil, PlanOptions{})
 		check(t, err, "resourceset ns/s: ")
 	})
 }
@@ -254,7 +254,7 @@ func TestEngineError_namesTheSetOnce(t *testing.T) {
 	spec := &Spec{Name: "s", Namespace: "ns", ResourcesTemplate: "<< .x",
 		InputsFrom: []InputsFrom{{}}}
 	want := "resourceset ns/s: inputs_from[0]: set name or selector"
-	_, err := noCluster.Plan(ctx, spec, nil)
+	_, err := noCluster.Plan(ctx, spec, nil, PlanOptions{})
 	checkMessage(t, err, want)
 	_, err = noCluster.Preview(ctx, spec)
 	checkMessage(t, err, want)
@@ -303,7 +303,7 @@ func TestUnknownKind_path(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.spec.Name, tc.spec.Namespace = "s", "default"
-			_, err := e.Plan(ctx, &tc.spec, nil)
+			_, err := e.Plan(ctx, &tc.spec, nil, PlanOptions{})
 			if !errors.Is(err, ErrUnknownKind) || fielderr.PathOf(err) != tc.path {
 				t.Errorf("error %v on %q, want an unknown kind on %q", err, fielderr.PathOf(err), tc.path)
 			}

@@ -148,7 +148,7 @@ data:
 		t.Fatal("ResolveInputs changed the set's own inputs")
 	}
 
-	plan, err := e.Plan(ctx, spec, nil)
+	plan, err := e.Plan(ctx, spec, nil, PlanOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +179,7 @@ data:
 	// A provider named but missing is an error naming the entry.
 	missing := *spec
 	missing.InputsFrom = append([]InputsFrom{{Name: "alpha"}}, InputsFrom{Name: "gone"})
-	_, err = e.Plan(ctx, &missing, nil)
+	_, err = e.Plan(ctx, &missing, nil, PlanOptions{})
 	if fielderr.PathOf(err) != "inputs_from[1]" || err.Error() != "resourceset "+ns+"/"+spec.Name+": inputs_from[1]: ResourceSetInputProvider "+ns+"/gone not found" {
 		t.Fatalf("missing provider: %v", err)
 	}

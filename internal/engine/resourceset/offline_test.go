@@ -123,7 +123,7 @@ func TestRenderOffline_isPlan(t *testing.T) {
 	e, c := newEngine(t)
 	ns := testenv.Namespace(t, c, "offline")
 	spec := offlineSpec(t, ns)
-	plan, err := e.Plan(context.Background(), spec, nil)
+	plan, err := e.Plan(context.Background(), spec, nil, PlanOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

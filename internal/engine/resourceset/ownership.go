@@ -43,12 +43,21 @@ type OwnershipError struct {
 	ImportID string
 	// Raced says the owner took the object while this apply was taking it.
 	Raced bool
+	// Others are the other objects refused for the same cause (the same
+	// owner, on the same attribute), named as Object is: one error names the
+	// cause, and the import ID, once (oneErrorPerCause).
+	Others []string
 }
 
 func (e *OwnershipError) Error() string {
-	msg := fmt.Sprintf("%s is owned by %s", e.Object, e.Owner)
+	objects, is, it := e.Object, "is", "it"
+	if len(e.Others) > 0 {
+		objects = fmt.Sprintf("%d objects (%s)", 1+len(e.Others), strings.Join(append([]string{e.Object}, e.Others...), ", "))
+		is, it = "are", "them"
+	}
+	msg := fmt.Sprintf("%s %s owned by %s", objects, is, e.Owner)
 	if e.Raced {
-		msg = fmt.Sprintf("%s was taken by %s while this apply was taking it; this apply wrote nothing to it", e.Object, e.Owner)
+		msg = fmt.Sprintf("%s %s taken by %s while this apply was taking %s; this apply wrote nothing to %s", objects, map[string]string{"is": "was", "are": "were"}[is], e.Owner, it, it)
 	}
 	switch {
 	case e.Namesake:
@@ -66,15 +75,24 @@ func (e *OwnershipError) Error() string {
 // and the apply. The plan said whether the apply creates or adopts it; acting
 // on the changed cluster would take over an object the plan said it would
 // create, or record as created one it said it would adopt, so the apply
-// refuses to start. It is about the cluster, not an attribute.
+// refuses to start. It is about the cluster, not an attribute; with Inputs,
+// it is the inputs of inputs_from that changed, and Apply returns it on
+// inputs_from.
 type StalePlanError struct {
 	// Object names the object as kube.Describe does.
 	Object string
 	// Exists says whether the object exists now.
 	Exists bool
+	// Inputs says that the exported inputs of inputs_from changed since the
+	// plan, so that the objects to apply are not those the plan showed.
+	Inputs bool
 }
 
 func (e *StalePlanError) Error() string {
+	if e.Inputs {
+		return "the exported inputs of the ResourceSetInputProviders of inputs_from changed between plan and apply, " +
+			"so the objects to apply are not those the plan showed; nothing was applied. Plan again."
+	}
 	if e.Exists {
 		return fmt.Sprintf("%s exists now, but did not when the plan said the apply would create it; plan again", e.Object)
 	}
@@ -197,7 +215,7 @@ func (e *Engine) planAdoption(ctx context.Context, spec *Spec, objs []*unstructu
 		return nil, nil, nil, nil, err
 	}
 	live, errs := m.Lookup(ctx, fresh)
-	var conflicts []error
+	var conflicts, otherSets []error
 	var takenOver, namesakes []string
 	for i, o := range fresh {
 		id := kube.ID(o)
@@ -210,6 +228,9 @@ func (e *Engine) planAdoption(ctx context.Context, spec *Spec, objs []*unstructu
 		}
 		a, err := adoptionOf(spec, o, live[i])
 		switch {
+		case err != nil && spec.Creating && otherSet(err):
+			undecided[id] = true
+			otherSets = append(otherSets, e.locate(ctx, spec, err))
 		case err != nil:
 			conflicts = append(conflicts, e.locate(ctx, spec, err))
 		case a.decided:
@@ -237,7 +258,66 @@ func (e *Engine) planAdoption(ctx context.Context, spec *Spec, objs []*unstructu
 				"then the resource's destroy lets go of them first. If they are this configuration's (an apply of this set was killed "+
 				"before it saved state), import the set with the ID %q.", len(namesakes), ImportID(spec), strings.Join(namesakes, ", "), ImportID(spec))})
 	}
-	return adopted, undecided, existing, warnings, errors.Join(conflicts...)
+	for _, err := range oneErrorPerCause(otherSets) {
+		var oe *OwnershipError
+		errors.As(err, &oe)
+		warnings = append(warnings, Warning{Path: fielderr.PathOf(err), Summary: "Objects of another set",
+			Message: oe.Error() + ". Apply refuses this create and changes nothing; nothing is saved, so a destroy has nothing to undo."})
+	}
+	return adopted, undecided, existing, warnings, errors.Join(oneErrorPerCause(conflicts)...)
+}
+
+// otherSet reports whether err is an object of another stevedore set (not one
+// of this set's name). At the plan of a create it is a warning, and the apply
+// refuses it, as a release's create over another's release: a create that
+// lost a race for an object to another set leaves the CLI a resource with no
+// instance, whose destroy plans the create again before it destroys nothing,
+// and must not fail.
+func otherSet(err error) bool {
+	var oe *OwnershipError
+	return errors.As(err, &oe) && oe.Owner.Kind == kube.OwnedBySet && !oe.Namesake
+}
+
+// oneErrorPerCause merges the *OwnershipError of errs that have one cause
+// (the same owner) into the first of them, which then names every object,
+// their count, and the cause and its advice once: the re-apply of a killed
+// create meets each object of the set under the killed apply's owner ID.
+// The merged error stays on its attribute when all its objects are on one;
+// else it is about the set. Other errors are kept as they are, in order.
+func oneErrorPerCause(errs []error) []error {
+	type cause struct {
+		owner           kube.Owner
+		namesake, raced bool
+	}
+	type group struct {
+		index int
+		first *OwnershipError
+		path  string
+		mixed bool
+	}
+	groups := map[cause]*group{}
+	var out []error
+	for _, err := range errs {
+		var oe *OwnershipError
+		if !errors.As(err, &oe) {
+			out = append(out, err)
+			continue
+		}
+		c := cause{oe.Owner, oe.Namesake, oe.Raced}
+		if g, ok := groups[c]; ok {
+			g.first.Others = append(g.first.Others, oe.Object)
+			g.mixed = g.mixed || fielderr.PathOf(err) != g.path
+			continue
+		}
+		groups[c] = &group{index: len(out), first: oe, path: fielderr.PathOf(err)}
+		out = append(out, err)
+	}
+	for _, g := range groups {
+		if g.mixed {
+			out[g.index] = g.first
+		}
+	}
+	return out
 }
 
 // applyAdoption decides, from the cluster as it is now, whether the apply
@@ -287,7 +367,7 @@ func (e *Engine) applyAdoption(ctx context.Context, m *kube.Manager, spec *Spec,
 			claims[id] = kube.Claim{ResourceVersion: live[i].GetResourceVersion()}
 		}
 	}
-	return adopted, claims, errors.Join(bad...)
+	return adopted, claims, errors.Join(oneErrorPerCause(bad)...)
 }
 
 // inventoryOf returns the inventory of objs with the Adopted flags of adopted.

@@ -84,7 +84,7 @@ func TestEngine_planWarnsAboutIgnoredNamespacesAndDifferingDuplicates(t *testing
 			{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "warns-first"}, "data": map[string]any{"first": "<< inputs.id >>"}},
 		},
 	}
-	res, err := e.Plan(testenv.Context(t), spec, nil)
+	res, err := e.Plan(testenv.Context(t), spec, nil, PlanOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

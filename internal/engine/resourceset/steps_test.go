@@ -82,7 +82,7 @@ func TestEngine_stepsPlan(t *testing.T) {
 			{Name: "second", ResourcesTemplate: strings.Replace(cm, "<< . >>", "two", 1)},
 		},
 	}
-	res, err := e.Plan(ctx, spec, nil)
+	res, err := e.Plan(ctx, spec, nil, PlanOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,14 +96,14 @@ func TestEngine_stepsPlan(t *testing.T) {
 	// An object of step 1 that step 2 renders again is refused, also when
 	// one names the set's namespace and the other leaves it to the default.
 	spec.Steps[1].ResourcesTemplate = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: << inputs.app >>-one, namespace: default}\n"
-	_, err = e.Plan(ctx, spec, nil)
+	_, err = e.Plan(ctx, spec, nil, PlanOptions{})
 	if fielderr.PathOf(err) != "steps[1]" ||
 		!strings.HasPrefix(err.Error(), `resourceset default/steps: steps[1]: step "second": ConfigMap/default/a-one is also defined in step "first" (steps[0]): a resource can be defined in only one step`+"\n") {
 		t.Fatalf("want the duplicate refused in steps[1], got %v", err)
 	}
 	// A render error names its step and attribute.
 	spec.Steps[1].ResourcesTemplate = "<< inputs.missing >>"
-	_, err = e.Plan(ctx, spec, nil)
+	_, err = e.Plan(ctx, spec, nil, PlanOptions{})
 	if fielderr.PathOf(err) != "steps[1].resources_template" ||
 		!strings.HasPrefix(err.Error(), `resourceset default/steps: steps[1].resources_template: step "second": resources_template: with inputs[0]: template: `) {
 		t.Fatalf("want a render error in steps[1].resources_template, got %v", err)
