@@ -64,7 +64,7 @@ func TestAccHelmRelease_serverSideApplySwitch(t *testing.T) {
 					var fields struct {
 						Spec map[string]any `json:"f:spec"`
 					}
-					if e.FieldsV1 != nil && json.Unmarshal(e.FieldsV1.Raw, &fields) == nil {
+					if e.FieldsV1 != nil && json.Unmarshal(e.FieldsV1.GetRawBytes(), &fields) == nil {
 						if _, ok := fields.Spec["f:replicas"]; ok {
 							owner += e.Manager + "/" + string(e.Operation) + " "
 						}
