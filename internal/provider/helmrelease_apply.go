@@ -128,7 +128,14 @@ func (r *helmReleaseResource) reconcile(ctx context.Context, m, state *helmRelea
 		addReleaseDiag(diags, "Release failed", err)
 		return false, nil
 	}
+	plannedMethod := m.ApplyMethod
 	m.setStatus(status)
+	if plannedMethod.IsNull() {
+		// A state written before status.apply_method existed, planned
+		// with -refresh=false and no Helm action: the plan kept it null,
+		// and so does the apply; the next refresh reads it.
+		m.ApplyMethod = plannedMethod
+	}
 	if err != nil {
 		addReleaseDiag(diags, "Release failed", err)
 		return true, status.Fingerprints

@@ -160,6 +160,7 @@ func TestCLI_stateOfSchemaVersion1PlansNothing(t *testing.T) {
 		status["conditions"] = []any{map[string]any{"type": "Ready", "status": "True", "reason": "InstallSucceeded", "message": "from version 1"}}
 		status["failures"], status["install_failures"], status["upgrade_failures"] = 1, 1, 0
 		status["last_attempted_release_action"] = "install"
+		delete(status, "apply_method") // came later, without a schema version
 		raw, _ = json.MarshalIndent(state, "", "  ")
 		if err := os.WriteFile(statePath, raw, 0o600); err != nil {
 			t.Fatal(err)
