@@ -82,8 +82,8 @@ func TestAccHelmRelease_serverSideApplySwitch(t *testing.T) {
 		return resource.TestCase{
 			Steps: []resource.TestStep{
 				{
-					Config: config(1, "  install {\n    server_side_apply = false\n  }"),
-					ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plannedMethod("csa")}},
+					Config:            config(1, "  install {\n    server_side_apply = false\n  }"),
+					ConfigPlanChecks:  resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plannedMethod("csa")}},
 					ConfigStateChecks: []statecheck.StateCheck{method("csa")},
 					Check:             resource.ComposeTestCheckFunc(checkRevisions(t, ns, "podinfo", "1:deployed"), managers([]string{"Update"}, "stevedore/Update")),
 				},
