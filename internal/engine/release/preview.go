@@ -179,9 +179,15 @@ func (r *request) preview(ctx context.Context, act Action, s releaseState) (*Pre
 	// server-side apply first turns our client-side managed fields into
 	// our server-side apply entry.
 	migrate := act != ActionInstall && mode.ServerSide && recordApplyMethod(current) == ApplyMethodCSA
-	applied := appliedObjects(target)
+	// Only a server-side upgrade asks for its conflicts, with the objects
+	// as sent: copy them then only.
+	force := mode.ForceConflicts && act != ActionInstall
+	var applied map[string]runtime.Object
+	if force {
+		applied = appliedObjects(target)
+	}
 	res, err := kc.Update(original, target,
-		helmkube.ClientUpdateOptionServerSideApply(mode.ServerSide, mode.ForceConflicts && act != ActionInstall),
+		helmkube.ClientUpdateOptionServerSideApply(mode.ServerSide, force),
 		helmkube.ClientUpdateOptionForceReplace(mode.ForceReplace && act != ActionInstall),
 		helmkube.ClientUpdateOptionUpgradeClientSideFieldManager(migrate))
 	if err != nil {
@@ -214,7 +220,7 @@ func (r *request) preview(ctx context.Context, act Action, s releaseState) (*Pre
 		p.Changes = append(p.Changes, kube.Drift{ID: infoID(info), Type: "delete"})
 	}
 	slices.SortFunc(p.Changes, func(a, b kube.Drift) int { return strings.Compare(a.ID, b.ID) })
-	if mode.ForceConflicts && act != ActionInstall {
+	if force {
 		if p.Conflicts, err = r.conflicts(res.Updated, applied); err != nil {
 			return nil, err
 		}
