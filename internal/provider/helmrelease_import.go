@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
@@ -84,11 +85,8 @@ func (r *helmReleaseResource) ImportState(ctx context.Context, req resource.Impo
 	}
 	m.setStatus(imp.Status)
 	m.ID = types.StringValue(id.Namespace + "/" + id.Name)
-	m.Chart = nullReleaseChart()
-	if r.data.cacheDir != "" {
-		if a, ok := provenArchive(r.chartEngine(), imp); ok {
-			m.Chart.Path, m.Chart.Digest, m.ChartDigest = types.StringValue(a.Path), types.StringValue(a.Digest), types.StringValue(a.Digest)
-		}
+	if w := r.importedChart(&m, imp); w != "" {
+		resp.Diagnostics.AddAttributeWarning(path.Root("chart"), "Write the chart's source", w)
 	}
 	m.Drift = emptyDrift()
 	m.Changes = types.ListNull(driftEntryType)
@@ -103,6 +101,40 @@ func (r *helmReleaseResource) ImportState(ctx context.Context, req resource.Impo
 	}
 	resp.Diagnostics.Append(writeOwner(ctx, resp.Private, owner)...)
 	resp.Diagnostics.Append(writeBook(ctx, resp.Private, m.Book)...)
+}
+
+// importedChart sets m's chart to what a user would write for the
+// imported release, as `plan -generate-config-out` writes it from the
+// state: never a path of this machine's cache. When the cache proves the
+// archive Helm recorded (provenArchive) and records exactly one remote
+// source it was fetched from, the chart is that inline source, at the
+// release's version; when it proves the archive only, the chart is its
+// digest, which applies on this machine. The warning, "" for an inline
+// source, says which attributes to write for other machines and why.
+func (r *helmReleaseResource) importedChart(m *helmReleaseModel, imp *release.Imported) string {
+	m.Chart = nullReleaseChart()
+	name, version := imp.Status.ChartName, imp.Status.ChartVersion
+	write := fmt.Sprintf("chart.repository (the Helm or OCI repository that serves it), chart.chart = %q and chart.version = %q", name, version)
+	if r.data.cacheDir == "" {
+		return fmt.Sprintf("release %s was installed from chart %s version %s, and Helm does not record where the chart came from: "+
+			"the imported chart block is empty; write %s.", imp.Status.ReleaseName, name, version, write)
+	}
+	a, ok := provenArchive(r.chartEngine(), imp)
+	if !ok {
+		return fmt.Sprintf("release %s was installed from chart %s version %s, and Helm does not record where the chart came from; "+
+			"the provider's cache (%s) holds no archive proven to be the one Helm recorded: the imported chart block is empty; write %s.",
+			imp.Status.ReleaseName, name, version, r.data.cacheDir, write)
+	}
+	m.ChartDigest = types.StringValue(a.Digest)
+	if src := r.chartEngine().SourcesOf(a.Digest); len(src) == 1 && src[0].Chart == name && src[0].Version == version {
+		m.Chart.Repository, m.Chart.Chart, m.Chart.Version = types.StringValue(src[0].Repository), types.StringValue(name), types.StringValue(version)
+		return ""
+	}
+	m.Chart.Digest = types.StringValue(a.Digest)
+	return fmt.Sprintf("release %s was installed from chart %s version %s, and Helm does not record where the chart came from. "+
+		"The chart block names the archive by digest (%s): this machine's cache holds the very archive Helm recorded, so the "+
+		"configuration applies here unchanged, but not on a machine whose cache does not hold it (a CI runner). "+
+		"For those, replace chart.digest with %s.", imp.Status.ReleaseName, name, version, a.Digest, write)
 }
 
 // importedModel is the configuration an import ID stands for: the name,

@@ -1,0 +1,153 @@
+package provider
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
+)
+
+// objectVersions is the resourceVersion of every ConfigMap, Secret (Helm's
+// release records among them), Service and Deployment in ns, by kind/name.
+func objectVersions(t *testing.T, ns string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, kind := range []string{"ConfigMapList", "SecretList", "ServiceList"} {
+		list := &unstructured.UnstructuredList{}
+		list.SetAPIVersion("v1")
+		list.SetKind(kind)
+		if err := testClient(t).List(testenv.Context(t), list, client.InNamespace(ns)); err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range list.Items {
+			out[o.GetKind()+"/"+o.GetName()] = o.GetResourceVersion()
+		}
+	}
+	list := &unstructured.UnstructuredList{}
+	list.SetAPIVersion("apps/v1")
+	list.SetKind("DeploymentList")
+	if err := testClient(t).List(testenv.Context(t), list, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range list.Items {
+		out["Deployment/"+o.GetName()] = o.GetResourceVersion()
+	}
+	return out
+}
+
+// TestAccHelmRelease_generateConfig: releases the helm CLIs (3 and 4)
+// installed are imported by import blocks alone, and `plan
+// -generate-config-out` writes their resource blocks: for an archive
+// stevedore fetched from a Helm repository, the inline source (repository,
+// chart, version); for one built from a local directory, `chart { digest }`,
+// with a plan warning naming the attributes to write for other machines.
+// The generated file names no path of this machine and applies unchanged:
+// no new Helm revision, no object written, and the next plan is empty.
+// OpenTofu and Terraform.
+func TestAccHelmRelease_generateConfig(t *testing.T) {
+	t.Parallel()
+	repo := startTestRepo(t, testenv.HelmRepoOptions{}, "1.0.0")
+	forEachCLI(t, func(t *testing.T, c cli) {
+		ns := uniqueNamespace(t, "gen-"+c.name)
+		cacheDir := t.TempDir()
+		chartDir := chartCopy(t, "1.0.0")
+		kc := testenv.Need(t).Cluster.Kubeconfig
+		provider := providerBlock(fmt.Sprintf("cache_dir = %s", hcl(cacheDir)))
+
+		// The archives the CLIs install, fetched into this machine's cache.
+		other := newWorkspace(t, c, provider+fmt.Sprintf(`
+resource "stevedore_helmchart_artifact" "local" {
+  source_path = %s
+}
+
+resource "stevedore_helmchart_artifact" "remote" {
+  repository = %s
+  chart      = "podinfo"
+  version    = "1.0.0"
+}
+
+output "local" {
+  value = stevedore_helmchart_artifact.local.path
+}
+
+output "remote" {
+  value = stevedore_helmchart_artifact.remote.path
+}
+`, hcl(chartDir), hcl(repo.URL())))
+		other.must("apply", "-auto-approve", "-input=false")
+		local := strings.TrimSpace(other.must("output", "-raw", "local"))
+		remote := strings.TrimSpace(other.must("output", "-raw", "remote"))
+		installs := []struct{ cli, name, archive string }{
+			{"helm3", "h3", local}, {"helm4", "h4", local}, {"helm3", "h3-repo", remote}, {"helm4", "h4-repo", remote},
+		}
+		var imports strings.Builder
+		var releases [][2]string
+		for _, in := range installs {
+			if _, err := testenv.HelmCLI(testenv.Context(t), kc, in.cli, "install", in.name, in.archive, "--namespace", ns,
+				"--set", "replicaCount=2"); err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(&imports, "import {\n  to = stevedore_helmrelease.%s\n  id = \"%s/%s\"\n}\n", strings.ReplaceAll(in.name, "-", "_"), ns, in.name)
+			releases = append(releases, [2]string{ns, in.name})
+		}
+		revisions, objects := revisionsOf(t, releases), objectVersions(t, ns)
+
+		w := newWorkspace(t, c, provider+imports.String())
+		out := w.must("plan", "-generate-config-out=generated.tf", "-input=false")
+		data, err := os.ReadFile(filepath.Join(w.dir, "generated.tf"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		gen := string(data)
+		t.Logf("%s generated.tf:\n%s", c.name, gen)
+		if strings.Contains(gen, cacheDir) || regexp.MustCompile(`"/`).MatchString(gen) || strings.Contains(gen, "path") {
+			t.Errorf("%s: the generated file names a path:\n%s", c.name, gen)
+		}
+		blocks := strings.Split(gen, "resource \"stevedore_helmrelease\"")[1:]
+		if len(blocks) != 4 {
+			t.Fatalf("%s: %d resource blocks generated, want 4:\n%s", c.name, len(blocks), gen)
+		}
+		for _, b := range blocks {
+			addr := strings.Fields(b)[0]
+			fromRepo := strings.Contains(addr, "repo")
+			want := []string{`digest = "sha256:`}
+			if fromRepo {
+				want = []string{"repository = " + hcl(repo.URL()), `chart      = "podinfo"`, `version    = "1.0.0"`}
+			}
+			for _, s := range want {
+				if !strings.Contains(b, s) {
+					t.Errorf("%s: block %s lacks %s:\n%s", c.name, addr, s, b)
+				}
+			}
+			if fromRepo && strings.Contains(b, "digest") {
+				t.Errorf("%s: block %s names a digest as well as its source:\n%s", c.name, addr, b)
+			}
+		}
+		// One warning per release given by digest: h3 and h4.
+		// (Diagnostics are wrapped, each line after a bar.)
+		flat := strings.Join(strings.Fields(strings.ReplaceAll(out, "│", "")), " ")
+		if n := strings.Count(flat, "replace chart.digest with chart.repository"); n != 2 {
+			t.Errorf("%s: %d warnings naming the chart attributes to write, want 2:\n%s", c.name, n, out)
+		}
+
+		if out, code := w.apply(); code != 0 {
+			t.Fatalf("%s apply of the generated configuration: exit %d\n%s", c.name, code, out)
+		}
+		if after := revisionsOf(t, releases); !maps.EqualFunc(revisions, after, slices.Equal) {
+			t.Errorf("%s: revisions changed by the adoption:\nbefore %v\nafter  %v", c.name, revisions, after)
+		}
+		if after := objectVersions(t, ns); !maps.Equal(objects, after) {
+			t.Errorf("%s: objects written by the adoption: resourceVersions before %v, after %v", c.name, objects, after)
+		}
+		w.planEmpty()
+	})
+}
