@@ -55,7 +55,7 @@ func objectVersions(t *testing.T, ns string) map[string]string {
 // OpenTofu and Terraform.
 func TestAccHelmRelease_generateConfig(t *testing.T) {
 	t.Parallel()
-	repo := startTestRepo(t, testenv.HelmRepoOptions{}, "1.0.0")
+	repo := startTestRepo(t, testenv.HelmRepoOptions{}, "1.1.0")
 	forEachCLI(t, func(t *testing.T, c cli) {
 		ns := uniqueNamespace(t, "gen-"+c.name)
 		cacheDir := t.TempDir()
@@ -63,7 +63,9 @@ func TestAccHelmRelease_generateConfig(t *testing.T) {
 		kc := testenv.Need(t).Cluster.Kubeconfig
 		provider := providerBlock(fmt.Sprintf("cache_dir = %s", hcl(cacheDir)))
 
-		// The archives the CLIs install, fetched into this machine's cache.
+		// The archives the CLIs install, fetched into this machine's cache
+		// (two versions: archives of one content from two sources would
+		// prove nothing about which one Helm installed).
 		other := newWorkspace(t, c, provider+fmt.Sprintf(`
 resource "stevedore_helmchart_artifact" "local" {
   source_path = %s
@@ -72,7 +74,7 @@ resource "stevedore_helmchart_artifact" "local" {
 resource "stevedore_helmchart_artifact" "remote" {
   repository = %s
   chart      = "podinfo"
-  version    = "1.0.0"
+  version    = "1.1.0"
 }
 
 output "local" {
@@ -109,7 +111,7 @@ output "remote" {
 		}
 		gen := string(data)
 		t.Logf("%s generated.tf:\n%s", c.name, gen)
-		if strings.Contains(gen, cacheDir) || regexp.MustCompile(`"/`).MatchString(gen) || strings.Contains(gen, "path") {
+		if strings.Contains(gen, cacheDir) || regexp.MustCompile(`"/`).MatchString(gen) {
 			t.Errorf("%s: the generated file names a path:\n%s", c.name, gen)
 		}
 		blocks := strings.Split(gen, "resource \"stevedore_helmrelease\"")[1:]
@@ -118,18 +120,19 @@ output "remote" {
 		}
 		for _, b := range blocks {
 			addr := strings.Fields(b)[0]
+			b = strings.Join(strings.Fields(b), " ") // the alignment aside
 			fromRepo := strings.Contains(addr, "repo")
 			want := []string{`digest = "sha256:`}
 			if fromRepo {
-				want = []string{"repository = " + hcl(repo.URL()), `chart      = "podinfo"`, `version    = "1.0.0"`}
+				want = []string{"repository = " + hcl(repo.URL()), `chart = "podinfo"`, `version = "1.1.0"`}
 			}
 			for _, s := range want {
 				if !strings.Contains(b, s) {
 					t.Errorf("%s: block %s lacks %s:\n%s", c.name, addr, s, b)
 				}
 			}
-			if fromRepo && strings.Contains(b, "digest") {
-				t.Errorf("%s: block %s names a digest as well as its source:\n%s", c.name, addr, b)
+			if !strings.Contains(b, "path = null") || fromRepo && !strings.Contains(b, "digest = null") {
+				t.Errorf("%s: block %s names a path, or a digest as well as its source:\n%s", c.name, addr, b)
 			}
 		}
 		// One warning per release given by digest: h3 and h4.

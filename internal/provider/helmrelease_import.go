@@ -121,9 +121,16 @@ func (r *helmReleaseResource) importedChart(m *helmReleaseModel, imp *release.Im
 	}
 	a, ok := provenArchive(r.chartEngine(), imp)
 	if !ok {
+		why := "no archive of that name and version"
+		if cs := r.chartEngine().Candidates(name, version); len(cs) > 0 {
+			why = fmt.Sprintf("%d archive(s) of that name and version, not exactly one proven by content to be the one Helm recorded", len(cs))
+			if err := imp.ChartIs(cs[0].Path); err != nil {
+				why += " (" + err.Error() + ")"
+			}
+		}
 		return fmt.Sprintf("release %s was installed from chart %s version %s, and Helm does not record where the chart came from; "+
-			"the provider's cache (%s) holds no archive proven to be the one Helm recorded: the imported chart block is empty; write %s.",
-			imp.Status.ReleaseName, name, version, r.data.cacheDir, write)
+			"the provider's cache (%s) holds %s: the imported chart block is empty; write %s.",
+			imp.Status.ReleaseName, name, version, r.data.cacheDir, why, write)
 	}
 	m.ChartDigest = types.StringValue(a.Digest)
 	if src := r.chartEngine().SourcesOf(a.Digest); len(src) == 1 && src[0].Chart == name && src[0].Version == version {
