@@ -21,10 +21,8 @@ import (
 // with the release name and storage namespace Flux's rules give, or names
 // them explicitly (`,release_name=...,storage_namespace=...`; see
 // release.ImportID). Its values are the release's user-supplied values, and
-// the chart is found in the provider's artifact cache when exactly one
-// artifact there has the release's chart name and version, so that a
-// configuration that matches the running release plans nothing after the
-// import.
+// its chart what a user would write for it (importedChart), since `plan
+// -generate-config-out` writes the block from this state.
 //
 // An import block's identity (namespace, release_name) names the release as
 // Helm locates it; the resource's namespace is then the storage namespace,
@@ -115,9 +113,10 @@ func (r *helmReleaseResource) importedChart(m *helmReleaseModel, imp *release.Im
 	m.Chart = nullReleaseChart()
 	name, version := imp.Status.ChartName, imp.Status.ChartVersion
 	write := fmt.Sprintf("chart.repository (the Helm or OCI repository that serves it), chart.chart = %q and chart.version = %q", name, version)
+	origin := fmt.Sprintf("release %s was installed from chart %s version %s, and Helm does not record where the chart came from",
+		imp.Status.ReleaseName, name, version)
 	if r.data.cacheDir == "" {
-		return fmt.Sprintf("release %s was installed from chart %s version %s, and Helm does not record where the chart came from: "+
-			"the imported chart block is empty; write %s.", imp.Status.ReleaseName, name, version, write)
+		return fmt.Sprintf("%s: the imported chart block is empty; write %s.", origin, write)
 	}
 	a, ok := provenArchive(r.chartEngine(), imp)
 	if !ok {
@@ -128,9 +127,8 @@ func (r *helmReleaseResource) importedChart(m *helmReleaseModel, imp *release.Im
 				why += " (" + err.Error() + ")"
 			}
 		}
-		return fmt.Sprintf("release %s was installed from chart %s version %s, and Helm does not record where the chart came from; "+
-			"the provider's cache (%s) holds %s: the imported chart block is empty; write %s.",
-			imp.Status.ReleaseName, name, version, r.data.cacheDir, why, write)
+		return fmt.Sprintf("%s; the provider's cache (%s) holds %s: the imported chart block is empty; write %s.",
+			origin, r.data.cacheDir, why, write)
 	}
 	m.ChartDigest = types.StringValue(a.Digest)
 	if src := r.chartEngine().SourcesOf(a.Digest); len(src) == 1 && src[0].Chart == name && src[0].Version == version {
@@ -138,10 +136,9 @@ func (r *helmReleaseResource) importedChart(m *helmReleaseModel, imp *release.Im
 		return ""
 	}
 	m.Chart.Digest = types.StringValue(a.Digest)
-	return fmt.Sprintf("release %s was installed from chart %s version %s, and Helm does not record where the chart came from. "+
-		"The chart block names the archive by digest (%s): this machine's cache holds the very archive Helm recorded, so the "+
-		"configuration applies here unchanged, but not on a machine whose cache does not hold it (a CI runner). "+
-		"For those, replace chart.digest with %s.", imp.Status.ReleaseName, name, version, a.Digest, write)
+	return fmt.Sprintf("%s. The chart block names the archive by digest (%s): this machine's cache holds the very archive Helm "+
+		"recorded, so the configuration applies here unchanged, but not on a machine whose cache does not hold it (a CI runner). "+
+		"For those, replace chart.digest with %s.", origin, a.Digest, write)
 }
 
 // importedModel is the configuration an import ID stands for: the name,
