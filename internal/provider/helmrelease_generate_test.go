@@ -154,3 +154,114 @@ output "remote" {
 		w.planEmpty()
 	})
 }
+
+// TestAccHelmRelease_generateConfigFlux: releases Flux made for HelmReleases
+// are imported by their HelmRelease IDs (`ns/name@target`), and `plan
+// -generate-config-out` writes each chart block from the HelmRelease's
+// source in the cluster, with an empty artifact cache: a HelmRepository
+// (spec.chart, following a version range, which a warning names) and an
+// OCIRepository (spec.chartRef). The generated file applies unchanged: no
+// new Helm revision, no object written, and the next plan is empty.
+// OpenTofu and Terraform.
+func TestAccHelmRelease_generateConfigFlux(t *testing.T) {
+	t.Parallel()
+	repo := startTestRepo(t, testenv.HelmRepoOptions{}, "1.1.0")
+	reg, err := testenv.StartOCIRegistry(testenv.OCIRegistryOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(reg.Close)
+	tgz, err := testenv.PackageChart(podinfoSrc(), "1.1.0", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := reg.PushChart(tgz, "charts"); err != nil {
+		t.Fatal(err)
+	}
+	kc := testClient(t)
+	testenv.InstallFluxCRDs(t, kc)
+	create := func(apiVersion, kind, ns, name string, spec map[string]any) {
+		u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
+		u.SetAPIVersion(apiVersion)
+		u.SetKind(kind)
+		u.SetNamespace(ns)
+		u.SetName(name)
+		if err := kc.Create(testenv.Context(t), u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	forEachCLI(t, func(t *testing.T, c cli) {
+		fs, apps := uniqueNamespace(t, "gen-flux-"+c.name), uniqueNamespace(t, "gen-apps-"+c.name)
+		create("source.toolkit.fluxcd.io/v1", "HelmRepository", fs, "podinfo", map[string]any{"url": repo.URL(), "interval": "10m"})
+		create("helm.toolkit.fluxcd.io/v2", "HelmRelease", fs, "web", map[string]any{
+			"interval": "10m", "targetNamespace": apps,
+			"chart": map[string]any{"spec": map[string]any{"chart": "podinfo", "version": "1.x",
+				"sourceRef": map[string]any{"kind": "HelmRepository", "name": "podinfo"}}},
+		})
+		create("source.toolkit.fluxcd.io/v1", "OCIRepository", fs, "podinfo-oci", map[string]any{
+			"url": reg.URL() + "/charts/podinfo", "ref": map[string]any{"tag": "1.1.0"}, "interval": "10m"})
+		create("helm.toolkit.fluxcd.io/v2", "HelmRelease", fs, "api", map[string]any{
+			"interval": "10m", "targetNamespace": apps,
+			"chartRef": map[string]any{"kind": "OCIRepository", "name": "podinfo-oci"},
+		})
+		var releases [][2]string
+		var imports strings.Builder
+		for _, hr := range []string{"web", "api"} {
+			name, err := testenv.FluxInstall(testenv.Need(t).Cluster.Kubeconfig, fs, hr, apps, tgz, map[string]any{"replicaCount": 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			releases = append(releases, [2]string{fs, name})
+			fmt.Fprintf(&imports, "import {\n  to = stevedore_helmrelease.%s\n  id = \"%s/%s@%s\"\n}\n", hr, fs, hr, apps)
+		}
+		revisions, objects := revisionsOf(t, releases), objectVersions(t, apps)
+
+		w := newWorkspace(t, c, providerBlock(fmt.Sprintf("cache_dir = %s", hcl(t.TempDir())))+imports.String())
+		out := w.must("plan", "-generate-config-out=generated.tf", "-input=false")
+		data, err := os.ReadFile(filepath.Join(w.dir, "generated.tf"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		gen := string(data)
+		t.Logf("%s generated.tf:\n%s", c.name, gen)
+		blocks := strings.Split(gen, "resource \"stevedore_helmrelease\"")[1:]
+		if len(blocks) != 2 {
+			t.Fatalf("%s: %d resource blocks generated, want 2:\n%s", c.name, len(blocks), gen)
+		}
+		for _, b := range blocks {
+			addr := strings.Fields(b)[0]
+			b = strings.Join(strings.Fields(b), " ")
+			wantRepo := repo.URL()
+			if strings.Contains(addr, "api") {
+				wantRepo = reg.URL() + "/charts"
+			}
+			for _, s := range []string{"repository = " + hcl(wantRepo), `chart = "podinfo"`, `version = "1.1.0"`,
+				"path = null", "digest = null", "target_namespace = " + hcl(apps)} {
+				if !strings.Contains(b, s) {
+					t.Errorf("%s: block %s lacks %s:\n%s", c.name, addr, s, b)
+				}
+			}
+		}
+		flat := strings.Join(strings.Fields(strings.ReplaceAll(out, "│", "")), " ")
+		for _, s := range []string{`Flux follows version "1.x"; the block pins 1.1.0, the version Helm recorded: write "1.x" to follow it`,
+			"HelmRelease " + fs + "/web, HelmRepository " + fs + "/podinfo"} {
+			if !strings.Contains(flat, s) {
+				t.Errorf("%s: the plan does not warn %q:\n%s", c.name, s, out)
+			}
+		}
+		if strings.Contains(flat, "HelmRelease "+fs+"/api") {
+			t.Errorf("%s: a warning for the OCIRepository release, which has nothing to write:\n%s", c.name, out)
+		}
+
+		if out, code := w.apply(); code != 0 {
+			t.Fatalf("%s apply of the generated configuration: exit %d\n%s", c.name, code, out)
+		}
+		if after := revisionsOf(t, releases); !maps.EqualFunc(revisions, after, slices.Equal) {
+			t.Errorf("%s: revisions changed by the adoption:\nbefore %v\nafter  %v", c.name, revisions, after)
+		}
+		if after := objectVersions(t, apps); !maps.Equal(objects, after) {
+			t.Errorf("%s: objects written by the adoption: resourceVersions before %v, after %v", c.name, objects, after)
+		}
+		w.planEmpty()
+	})
+}
