@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -105,4 +106,36 @@ func TestFluxChartSource(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestImport_recordWithoutChart: a release whose latest record has lost its
+// chart (a corrupted or hand-edited record) is an error naming the release,
+// from the import, the plan of a configuration that imported it before, and
+// the listing; nothing panics.
+func TestImport_recordWithoutChart(t *testing.T) {
+	t.Parallel()
+	ctx := testenv.Context(t)
+	e, c := newEngine(t)
+	ns := makeNamespace(t, c)
+	path, digest := podinfo(t, "1.0.0")
+	spec := &Spec{Name: "broken", Namespace: ns, Timeout: time.Minute, ChartPath: path, ChartDigest: digest}
+	st, err := e.Reconcile(ctx, spec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := testenv.DropReleaseChart(testenv.Need(t).Cluster.Kubeconfig, ns, "broken"); err != nil {
+		t.Fatal(err)
+	}
+	names := func(what string, err error) {
+		t.Helper()
+		if err == nil || !strings.Contains(err.Error(), "broken") || !strings.Contains(err.Error(), ns) || !strings.Contains(err.Error(), "incomplete") {
+			t.Errorf("%s: %v, want an error naming release broken in %s as incomplete", what, err, ns)
+		}
+	}
+	_, err = e.Import(ctx, ns, "broken")
+	names("import", err)
+	_, err = e.Plan(ctx, spec, st)
+	names("plan", err)
+	_, err = e.List(ctx, ListOptions{StorageNamespace: ns})
+	names("list", err)
 }
