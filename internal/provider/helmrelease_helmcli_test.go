@@ -78,7 +78,8 @@ resource "stevedore_helmchart_artifact" "podinfo" {
 							},
 						},
 						{
-							// Imported: no change, no new revision.
+							// Imported: chart.path set in state, nothing else
+							// changes, no new revision.
 							Config: release(2) + fmt.Sprintf(`
 import {
   to = stevedore_helmrelease.podinfo
@@ -86,7 +87,7 @@ import {
 }
 `, ns),
 							ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-								plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionNoop),
+								expectImportSetsChartPath(releaseAddr),
 							}},
 							ConfigStateChecks: []statecheck.StateCheck{
 								statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(1)),

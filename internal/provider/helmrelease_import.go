@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
@@ -20,10 +22,8 @@ import (
 // with the release name and storage namespace Flux's rules give, or names
 // them explicitly (`,release_name=...,storage_namespace=...`; see
 // release.ImportID). Its values are the release's user-supplied values, and
-// the chart is found in the provider's artifact cache when exactly one
-// artifact there has the release's chart name and version, so that a
-// configuration that matches the running release plans nothing after the
-// import.
+// its chart what a user would write for it (importedChart), since `plan
+// -generate-config-out` writes the block from this state.
 //
 // An import block's identity (namespace, release_name) names the release as
 // Helm locates it; the resource's namespace is then the storage namespace,
@@ -84,11 +84,8 @@ func (r *helmReleaseResource) ImportState(ctx context.Context, req resource.Impo
 	}
 	m.setStatus(imp.Status)
 	m.ID = types.StringValue(id.Namespace + "/" + id.Name)
-	m.Chart = nullReleaseChart()
-	if r.data.cacheDir != "" {
-		if a, ok := provenArchive(r.chartEngine(), imp); ok {
-			m.Chart.Path, m.Chart.Digest, m.ChartDigest = types.StringValue(a.Path), types.StringValue(a.Digest), types.StringValue(a.Digest)
-		}
+	if w := r.importedChart(ctx, &m, imp, id); w != "" {
+		resp.Diagnostics.AddAttributeWarning(path.Root("chart"), "Write the chart's source", w)
 	}
 	m.Drift = emptyDrift()
 	m.Changes = types.ListNull(driftEntryType)
@@ -103,6 +100,72 @@ func (r *helmReleaseResource) ImportState(ctx context.Context, req resource.Impo
 	}
 	resp.Diagnostics.Append(writeOwner(ctx, resp.Private, owner)...)
 	resp.Diagnostics.Append(writeBook(ctx, resp.Private, m.Book)...)
+}
+
+// importedChart sets m's chart to what a user would write for the
+// imported release, as `plan -generate-config-out` writes it from the
+// state: never a path of this machine's cache. The chart is, in this order:
+//   - the inline source of the Flux HelmRelease that made the release, read
+//     from it and its source objects in the cluster (FluxChartSource);
+//   - the inline source the cache recorded for the archive Helm recorded,
+//     when the cache proves that archive (provenArchive) and records exactly
+//     one remote source of it;
+//   - the archive's digest, when the cache proves it: it applies on this
+//     machine only.
+//
+// The release's version is always the one Helm recorded. The warning, ""
+// when an inline source was found with nothing left to write, says which
+// attributes to write and why.
+func (r *helmReleaseResource) importedChart(ctx context.Context, m *helmReleaseModel, imp *release.Imported, id release.ImportID) string {
+	m.Chart = nullReleaseChart()
+	name, version := imp.Status.ChartName, imp.Status.ChartVersion
+	var proven *chart.CachedArchive
+	if r.data.cacheDir != "" {
+		if a, ok := provenArchive(r.chartEngine(), imp); ok {
+			proven = &a
+			m.ChartDigest = types.StringValue(a.Digest)
+		}
+	}
+	inline := func(repository string) {
+		m.Chart.Repository, m.Chart.Chart, m.Chart.Version = types.StringValue(repository), types.StringValue(name), types.StringValue(version)
+	}
+	src, fluxWhy := r.engine().FluxChartSource(ctx, id.Namespace, id.Name, imp)
+	if src != nil {
+		inline(src.Repository)
+		if len(src.Notes) == 0 {
+			return ""
+		}
+		return fmt.Sprintf("release %s: the chart block is the source of %s; it does not carry over: %s.",
+			imp.Status.ReleaseName, src.From, strings.Join(src.Notes, "; "))
+	}
+	write := fmt.Sprintf("chart.repository (the Helm or OCI repository that serves it), chart.chart = %q and chart.version = %q", name, version)
+	origin := fmt.Sprintf("release %s was installed from chart %s version %s, and Helm does not record where the chart came from",
+		imp.Status.ReleaseName, name, version)
+	if fluxWhy != "" {
+		origin += " (" + fluxWhy + ")"
+	}
+	if r.data.cacheDir == "" {
+		return fmt.Sprintf("%s: the imported chart block is empty; write %s.", origin, write)
+	}
+	if proven == nil {
+		why := "no archive of that name and version"
+		if cs := r.chartEngine().Candidates(name, version); len(cs) > 0 {
+			why = fmt.Sprintf("%d archive(s) of that name and version, not exactly one proven by content to be the one Helm recorded", len(cs))
+			if err := imp.ChartIs(cs[0].Path); err != nil {
+				why += " (" + err.Error() + ")"
+			}
+		}
+		return fmt.Sprintf("%s; the provider's cache (%s) holds %s: the imported chart block is empty; write %s.",
+			origin, r.data.cacheDir, why, write)
+	}
+	if src := r.chartEngine().SourcesOf(proven.Digest); len(src) == 1 && src[0].Chart == name && src[0].Version == version {
+		inline(src[0].Repository)
+		return ""
+	}
+	m.Chart.Digest = types.StringValue(proven.Digest)
+	return fmt.Sprintf("%s. The chart block names the archive by digest (%s): this machine's cache holds the very archive Helm "+
+		"recorded, so the configuration applies here unchanged, but not on a machine whose cache does not hold it (a CI runner). "+
+		"For those, replace chart.digest with %s.", origin, proven.Digest, write)
 }
 
 // importedModel is the configuration an import ID stands for: the name,

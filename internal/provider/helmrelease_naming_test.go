@@ -210,8 +210,8 @@ import {
 // post-renderer: testenv.FluxInstall) is imported with the HelmRelease's own
 // names, `flux-system/podinfo@apps`, into its translated configuration
 // (namespace, target_namespace, values; no release_name, no
-// storage_namespace): the plan neither replaces nor upgrades, and shows no
-// drift (docs/guides/migrating-from-flux.md).
+// storage_namespace): the plan neither replaces nor upgrades (it only sets
+// chart.path in state), and shows no drift (docs/guides/migrating-from-flux.md).
 func TestAccHelmRelease_importFluxReleaseByHelmReleaseID(t *testing.T) {
 	t.Parallel()
 	accTestEach(t, func(t *testing.T) tfresource.TestCase {
@@ -236,7 +236,7 @@ func TestAccHelmRelease_importFluxReleaseByHelmReleaseID(t *testing.T) {
 				{
 					Config: withImport,
 					ConfigPlanChecks: tfresource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-						plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionNoop),
+						expectImportSetsChartPath(releaseAddr),
 					}},
 					ConfigStateChecks: []statecheck.StateCheck{
 						expectStr("id", fs+"/podinfo"),
@@ -278,7 +278,8 @@ func fluxLabelled(t *testing.T, ns, hrNamespace, hrName string) tfresource.TestC
 // would have named it before import IDs named the HelmRelease are refused
 // with the ID that imports it, and the extended form
 // `flux-system/podinfo@apps,release_name=podinfo` imports it into a
-// configuration that sets release_name: no replace, no change.
+// configuration that sets release_name: no replace, no change but
+// chart.path set in state.
 func TestAccHelmRelease_importHandInstalledByExtendedID(t *testing.T) {
 	t.Parallel()
 	accTestEach(t, func(t *testing.T) tfresource.TestCase {
@@ -312,7 +313,7 @@ func TestAccHelmRelease_importHandInstalledByExtendedID(t *testing.T) {
 				},
 				{
 					Config:           withImport,
-					ConfigPlanChecks: expectAction(plancheck.ResourceActionNoop),
+					ConfigPlanChecks: tfresource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{expectImportSetsChartPath(releaseAddr)}},
 					ConfigStateChecks: []statecheck.StateCheck{
 						expectStr("release_name", "podinfo"),
 						expectStr("storage_namespace", fs),

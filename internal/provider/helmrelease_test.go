@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -98,6 +100,12 @@ resource "stevedore_helmrelease" "podinfo" {
 %s
 }
 `, hcl(chartDir), ns, body)
+}
+
+// releaseConfigByDigest is releaseConfig with the chart named by its digest
+// alone: the release finds the artifact's archive in the cache.
+func releaseConfigByDigest(cacheDir, chartDir, ns, body string) string {
+	return strings.Replace(releaseConfig(cacheDir, chartDir, ns, body), "    path   = stevedore_helmchart_artifact.podinfo.path\n", "", 1)
 }
 
 // expectPriorDrift checks the drift that refresh recorded before the plan:
@@ -788,8 +796,10 @@ func TestAccHelmRelease_pendingUnlocked(t *testing.T) {
 }
 
 // TestAccHelmRelease_importHelmInstalled: a release installed by the Helm SDK
-// is imported with an import block; a configuration that matches it (the
-// same chart artifact and values) plans no change.
+// is imported with an import block into a configuration that matches it (the
+// same chart artifact, by path and digest, and values): the plan sets
+// chart.path in state and changes nothing else, and the apply makes no
+// revision.
 func TestAccHelmRelease_importHelmInstalled(t *testing.T) {
 	t.Parallel()
 	accTestEach(t, func(t *testing.T) resource.TestCase {
@@ -821,11 +831,12 @@ import {
 				{
 					Config: withImport,
 					ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-						plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionNoop),
+						expectImportSetsChartPath(releaseAddr),
 					}},
 					ConfigStateChecks: []statecheck.StateCheck{
 						statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(1)),
 					},
+					Check: checkRevisions(t, ns, "podinfo", "1:deployed"),
 				},
 			},
 		}
@@ -1311,4 +1322,105 @@ func (c chartLabelCheck) CheckPlan(_ context.Context, req plancheck.CheckPlanReq
 	if len(objects) == 0 {
 		resp.Error = fmt.Errorf("%s: no planned change sets helm.sh/chart to %s; planned changes: %s", c.addr, c.want, raw)
 	}
+}
+
+// expectImportSetsChartPath checks the plan of an import into a
+// configuration that names its chart by path and digest: the import's state
+// has no chart.path (a machine path is never written in state from an
+// import, which `plan -generate-config-out` would copy), so the plan updates
+// addr in place, and chart.path is the only attribute that changes. No
+// attribute the apply computes is unknown: no Helm action.
+func expectImportSetsChartPath(addr string) plancheck.PlanCheck {
+	return chartPathOnlyCheck{addr: addr}
+}
+
+type chartPathOnlyCheck struct{ addr string }
+
+func (c chartPathOnlyCheck) CheckPlan(_ context.Context, req plancheck.CheckPlanRequest, resp *plancheck.CheckPlanResponse) {
+	for _, rc := range req.Plan.ResourceChanges {
+		if rc.Address != c.addr {
+			continue
+		}
+		if !rc.Change.Actions.Update() {
+			resp.Error = fmt.Errorf("%s: actions %v, want update (chart.path set)", c.addr, rc.Change.Actions)
+			return
+		}
+		if rc.Change.Importing == nil {
+			resp.Error = fmt.Errorf("%s: not imported by this plan", c.addr)
+			return
+		}
+		before, _ := rc.Change.Before.(map[string]any)
+		after, _ := rc.Change.After.(map[string]any)
+		if before == nil || after == nil {
+			resp.Error = fmt.Errorf("%s: no before or after value", c.addr)
+			return
+		}
+		if u, _ := rc.Change.AfterUnknown.(map[string]any); len(unknownPaths(u)) > 0 {
+			resp.Error = fmt.Errorf("%s: unknown after the plan: %v, want none (no Helm action)", c.addr, unknownPaths(u))
+			return
+		}
+		bc, ac := chartBlock(before), chartBlock(after)
+		if bc == nil || ac == nil || bc["path"] != nil || ac["path"] == nil || ac["path"] == "" {
+			resp.Error = fmt.Errorf("%s: chart before %v, after %v: want chart.path null -> the artifact's path", c.addr, bc, ac)
+			return
+		}
+		bc, ac = maps.Clone(bc), maps.Clone(ac)
+		delete(bc, "path")
+		delete(ac, "path")
+		b, a := maps.Clone(before), maps.Clone(after)
+		b["chart"], a["chart"] = bc, ac
+		if !reflect.DeepEqual(b, a) {
+			for k := range a {
+				if !reflect.DeepEqual(a[k], b[k]) {
+					resp.Error = fmt.Errorf("%s: %s changes too: %v -> %v; want only chart.path", c.addr, k, b[k], a[k])
+					return
+				}
+			}
+		}
+		return
+	}
+	resp.Error = fmt.Errorf("%s: not in the plan", c.addr)
+}
+
+// chartBlock is the chart block of a release's plan value.
+func chartBlock(v map[string]any) map[string]any {
+	switch c := v["chart"].(type) {
+	case []any:
+		if len(c) == 1 {
+			m, _ := c[0].(map[string]any)
+			return m
+		}
+	case map[string]any:
+		return c
+	}
+	return nil
+}
+
+// unknownPaths lists the top-level attributes that are (or hold) unknown
+// values in a plan's after_unknown.
+func unknownPaths(u map[string]any) []string {
+	var out []string
+	for k, v := range u {
+		if hasTrue(v) {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func hasTrue(v any) bool {
+	switch x := v.(type) {
+	case bool:
+		return x
+	case []any:
+		return slices.ContainsFunc(x, hasTrue)
+	case map[string]any:
+		for _, e := range x {
+			if hasTrue(e) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -35,7 +35,9 @@ func expectReleaseIdentity(storageNS, releaseName string) []statecheck.StateChec
 // the identity {namespace = flux-system, release_name = apps-podinfo}, as
 // helm_release names a release; an import block
 // with that identity imports it into the same configuration with no change
-// (the name and target namespace come from the release).
+// (the name and target namespace come from the release). The configuration
+// names the chart by digest: one that also names its path plans to set
+// chart.path, which an import does not write (expectImportSetsChartPath).
 func TestAccHelmRelease_identity(t *testing.T) {
 	t.Parallel()
 	accTestEach(t, func(t *testing.T) resource.TestCase {
@@ -49,7 +51,7 @@ func TestAccHelmRelease_identity(t *testing.T) {
 			CheckDestroy:           storedIn(t, fs, rel, nil, apps),
 			Steps: []resource.TestStep{
 				{
-					Config:            releaseConfig(cacheDir, chartDir, fs, body),
+					Config:            releaseConfigByDigest(cacheDir, chartDir, fs, body),
 					ConfigStateChecks: expectReleaseIdentity(fs, rel),
 					Check:             storedIn(t, fs, rel, []string{"1:deployed"}, apps),
 				},
@@ -101,8 +103,8 @@ func TestAccHelmRelease_identityIsWhereHelmStoresTheRelease(t *testing.T) {
 // TestAccHelmRelease_importByIdentity: a release installed with
 // `helm install -n <ns> podinfo` is imported with the identity a helm_release
 // of hashicorp/helm has, {namespace, release_name}, into the configuration
-// that matches it: no change. An identity that names no release
-// fails, naming it.
+// that matches it: no change but chart.path set in state, and no revision.
+// An identity that names no release fails, naming it.
 func TestAccHelmRelease_importByIdentity(t *testing.T) {
 	t.Parallel()
 	accTestEach(t, func(t *testing.T) resource.TestCase {
@@ -135,7 +137,7 @@ import {
 				},
 				{
 					Config:           importing("podinfo"),
-					ConfigPlanChecks: expectAction(plancheck.ResourceActionNoop),
+					ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{expectImportSetsChartPath(releaseAddr)}},
 					ConfigStateChecks: append(expectReleaseIdentity(ns, "podinfo"),
 						statecheck.ExpectKnownValue(releaseAddr, tfjsonpath.New("version"), knownvalue.Int64Exact(1))),
 					Check: storedIn(t, ns, "podinfo", []string{"1:deployed"}),

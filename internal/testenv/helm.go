@@ -154,6 +154,28 @@ func SetReleaseStatus(kubeconfig, namespace, name string, status helmcommon.Stat
 	return nil
 }
 
+// DropReleaseChart rewrites the latest revision of a release in storage
+// without its chart, as a corrupted or hand-edited record has it.
+func DropReleaseChart(kubeconfig, namespace, name string) error {
+	cfg, err := helmConfig(kubeconfig, namespace)
+	if err != nil {
+		return err
+	}
+	reli, err := cfg.Releases.Last(name)
+	if err != nil {
+		return fmt.Errorf("release %s/%s: %w", namespace, name, err)
+	}
+	rel, ok := reli.(*helmrelease.Release)
+	if !ok {
+		return fmt.Errorf("release %s/%s: of type %T", namespace, name, reli)
+	}
+	rel.Chart = nil
+	if err := cfg.Releases.Update(rel); err != nil {
+		return fmt.Errorf("release %s/%s: %w", namespace, name, err)
+	}
+	return nil
+}
+
 // ReleaseRevisions returns the revisions of a release in storage, oldest
 // first, as "<version>:<status>".
 func ReleaseRevisions(kubeconfig, namespace, name string) ([]string, error) {

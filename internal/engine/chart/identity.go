@@ -343,3 +343,45 @@ func (e *Engine) Candidates(name, revision string) []CachedArchive {
 	}
 	return out
 }
+
+// RecordedSource is a remote source the cache recorded an archive as built
+// from: what a configuration writes as an inline chart's repository, chart
+// and version.
+type RecordedSource struct {
+	Repository, Chart, Version string
+}
+
+// SourcesOf lists the distinct remote sources (a Helm repository or an OCI
+// repository, without values files) whose recorded build is the archive of
+// digest, read from the records' descriptions. A local chart directory is
+// not a source another machine has, and is not listed.
+func (e *Engine) SourcesOf(digest string) []RecordedSource {
+	files, err := filepath.Glob(filepath.Join(e.cacheDir, "sources", "*.json"))
+	if err != nil {
+		return nil
+	}
+	var out []RecordedSource
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		var rec sourceRecord
+		if err != nil || json.Unmarshal(data, &rec) != nil || !rec.valid() || rec.Digest != digest {
+			continue
+		}
+		parts := strings.Fields(rec.Source)
+		if len(parts) != 4 {
+			continue // a local chart, or values files merged in
+		}
+		src := RecordedSource{Repository: parts[1], Chart: parts[2], Version: parts[3]}
+		switch parts[0] {
+		case "helm":
+		case "oci":
+			src.Repository = "oci://" + src.Repository
+		default:
+			continue
+		}
+		if !slices.Contains(out, src) {
+			out = append(out, src)
+		}
+	}
+	return out
+}

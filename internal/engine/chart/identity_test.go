@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -487,5 +488,34 @@ func TestCandidates_onlyIntactArchives(t *testing.T) {
 	}
 	if got := e.Candidates("*", "0.1.0"); got != nil {
 		t.Fatalf("a pattern as a name: %v", got)
+	}
+}
+
+// SourcesOf reads the remote sources of an archive from the records: a Helm
+// repository and an OCI repository as a configuration writes them, not a
+// local directory, a build with values files, or another archive's record.
+func TestSourcesOf_remoteRecordsOfTheDigest(t *testing.T) {
+	e, _ := newEngine(t, time.Minute)
+	d, other := "sha256:"+strings.Repeat("a", 64), "sha256:"+strings.Repeat("b", 64)
+	for id, rec := range map[string]sourceRecord{
+		"h": {Source: "helm https://charts.example.com/x web 1.2.3", Digest: d},
+		"o": {Source: "oci registry.example.com/charts web 1.2.3", Digest: d},
+		"d": {Source: "dir /src/web 1.2.3", Digest: d},
+		"v": {Source: "helm https://charts.example.com/x web 1.2.3 values:a.yaml ignoreMissing:false", Digest: d},
+		"x": {Source: "helm https://other.example.com web 1.2.3", Digest: other},
+	} {
+		rec.ChartName, rec.Revision = "web", "1.2.3"
+		if err := writeJSONAtomic(e.recordPath(id), &rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := e.SourcesOf(d)
+	slices.SortFunc(got, func(a, b RecordedSource) int { return strings.Compare(a.Repository, b.Repository) })
+	want := []RecordedSource{
+		{Repository: "https://charts.example.com/x", Chart: "web", Version: "1.2.3"},
+		{Repository: "oci://registry.example.com/charts", Chart: "web", Version: "1.2.3"},
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("SourcesOf: %v, want %v", got, want)
 	}
 }

@@ -1,0 +1,267 @@
+package provider
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
+)
+
+// objectVersions is the resourceVersion of every ConfigMap, Secret (Helm's
+// release records among them), Service and Deployment in ns, by kind/name.
+func objectVersions(t *testing.T, ns string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, kind := range []string{"ConfigMapList", "SecretList", "ServiceList"} {
+		list := &unstructured.UnstructuredList{}
+		list.SetAPIVersion("v1")
+		list.SetKind(kind)
+		if err := testClient(t).List(testenv.Context(t), list, client.InNamespace(ns)); err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range list.Items {
+			out[o.GetKind()+"/"+o.GetName()] = o.GetResourceVersion()
+		}
+	}
+	list := &unstructured.UnstructuredList{}
+	list.SetAPIVersion("apps/v1")
+	list.SetKind("DeploymentList")
+	if err := testClient(t).List(testenv.Context(t), list, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range list.Items {
+		out["Deployment/"+o.GetName()] = o.GetResourceVersion()
+	}
+	return out
+}
+
+// TestAccHelmRelease_generateConfig: releases the helm CLIs (3 and 4)
+// installed are imported by import blocks alone, and `plan
+// -generate-config-out` writes their resource blocks: for an archive
+// stevedore fetched from a Helm repository, the inline source (repository,
+// chart, version); for one built from a local directory, `chart { digest }`,
+// with a plan warning naming the attributes to write for other machines.
+// The generated file names no path of this machine and applies unchanged:
+// no new Helm revision, no object written, and the next plan is empty.
+// OpenTofu and Terraform.
+func TestAccHelmRelease_generateConfig(t *testing.T) {
+	t.Parallel()
+	repo := startTestRepo(t, testenv.HelmRepoOptions{}, "1.1.0")
+	forEachCLI(t, func(t *testing.T, c cli) {
+		ns := uniqueNamespace(t, "gen-"+c.name)
+		cacheDir := t.TempDir()
+		chartDir := chartCopy(t, "1.0.0")
+		kc := testenv.Need(t).Cluster.Kubeconfig
+		provider := providerBlock(fmt.Sprintf("cache_dir = %s", hcl(cacheDir)))
+
+		// The archives the CLIs install, fetched into this machine's cache
+		// (two versions: archives of one content from two sources would
+		// prove nothing about which one Helm installed).
+		other := newWorkspace(t, c, provider+fmt.Sprintf(`
+resource "stevedore_helmchart_artifact" "local" {
+  source_path = %s
+}
+
+resource "stevedore_helmchart_artifact" "remote" {
+  repository = %s
+  chart      = "podinfo"
+  version    = "1.1.0"
+}
+
+output "local" {
+  value = stevedore_helmchart_artifact.local.path
+}
+
+output "remote" {
+  value = stevedore_helmchart_artifact.remote.path
+}
+`, hcl(chartDir), hcl(repo.URL())))
+		other.must("apply", "-auto-approve", "-input=false")
+		local := strings.TrimSpace(other.must("output", "-raw", "local"))
+		remote := strings.TrimSpace(other.must("output", "-raw", "remote"))
+		installs := []struct{ cli, name, archive string }{
+			{"helm3", "h3", local}, {"helm4", "h4", local}, {"helm3", "h3-repo", remote}, {"helm4", "h4-repo", remote},
+		}
+		var imports strings.Builder
+		var releases [][2]string
+		for _, in := range installs {
+			if _, err := testenv.HelmCLI(testenv.Context(t), kc, in.cli, "install", in.name, in.archive, "--namespace", ns,
+				"--set", "replicaCount=2"); err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(&imports, "import {\n  to = stevedore_helmrelease.%s\n  id = \"%s/%s\"\n}\n", strings.ReplaceAll(in.name, "-", "_"), ns, in.name)
+			releases = append(releases, [2]string{ns, in.name})
+		}
+		revisions, objects := revisionsOf(t, releases), objectVersions(t, ns)
+
+		w := newWorkspace(t, c, provider+imports.String())
+		out := w.must("plan", "-generate-config-out=generated.tf", "-input=false")
+		data, err := os.ReadFile(filepath.Join(w.dir, "generated.tf"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		gen := string(data)
+		t.Logf("%s generated.tf:\n%s", c.name, gen)
+		if strings.Contains(gen, cacheDir) || regexp.MustCompile(`"/`).MatchString(gen) {
+			t.Errorf("%s: the generated file names a path:\n%s", c.name, gen)
+		}
+		blocks := strings.Split(gen, "resource \"stevedore_helmrelease\"")[1:]
+		if len(blocks) != 4 {
+			t.Fatalf("%s: %d resource blocks generated, want 4:\n%s", c.name, len(blocks), gen)
+		}
+		for _, b := range blocks {
+			addr := strings.Fields(b)[0]
+			b = strings.Join(strings.Fields(b), " ") // the alignment aside
+			fromRepo := strings.Contains(addr, "repo")
+			want := []string{`digest = "sha256:`}
+			if fromRepo {
+				want = []string{"repository = " + hcl(repo.URL()), `chart = "podinfo"`, `version = "1.1.0"`}
+			}
+			for _, s := range want {
+				if !strings.Contains(b, s) {
+					t.Errorf("%s: block %s lacks %s:\n%s", c.name, addr, s, b)
+				}
+			}
+			if !strings.Contains(b, "path = null") || fromRepo && !strings.Contains(b, "digest = null") {
+				t.Errorf("%s: block %s names a path, or a digest as well as its source:\n%s", c.name, addr, b)
+			}
+		}
+		// One warning per release given by digest: h3 and h4.
+		// (Diagnostics are wrapped, each line after a bar.)
+		flat := strings.Join(strings.Fields(strings.ReplaceAll(out, "│", "")), " ")
+		if n := strings.Count(flat, "replace chart.digest with chart.repository"); n != 2 {
+			t.Errorf("%s: %d warnings naming the chart attributes to write, want 2:\n%s", c.name, n, out)
+		}
+
+		if out, code := w.apply(); code != 0 {
+			t.Fatalf("%s apply of the generated configuration: exit %d\n%s", c.name, code, out)
+		}
+		if after := revisionsOf(t, releases); !maps.EqualFunc(revisions, after, slices.Equal) {
+			t.Errorf("%s: revisions changed by the adoption:\nbefore %v\nafter  %v", c.name, revisions, after)
+		}
+		if after := objectVersions(t, ns); !maps.Equal(objects, after) {
+			t.Errorf("%s: objects written by the adoption: resourceVersions before %v, after %v", c.name, objects, after)
+		}
+		w.planEmpty()
+	})
+}
+
+// TestAccHelmRelease_generateConfigFlux: releases Flux made for HelmReleases
+// are imported by their HelmRelease IDs (`ns/name@target`), and `plan
+// -generate-config-out` writes each chart block from the HelmRelease's
+// source in the cluster, with an empty artifact cache: a HelmRepository
+// (spec.chart, following a version range, which a warning names) and an
+// OCIRepository (spec.chartRef). The generated file applies unchanged: no
+// new Helm revision, no object written, and the next plan is empty.
+// OpenTofu and Terraform.
+func TestAccHelmRelease_generateConfigFlux(t *testing.T) {
+	t.Parallel()
+	repo := startTestRepo(t, testenv.HelmRepoOptions{}, "1.1.0")
+	reg, err := testenv.StartOCIRegistry(testenv.OCIRegistryOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(reg.Close)
+	tgz, err := testenv.PackageChart(podinfoSrc(), "1.1.0", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := reg.PushChart(tgz, "charts"); err != nil {
+		t.Fatal(err)
+	}
+	kc := testClient(t)
+	testenv.InstallFluxCRDs(t, kc)
+	create := func(apiVersion, kind, ns, name string, spec map[string]any) {
+		u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
+		u.SetAPIVersion(apiVersion)
+		u.SetKind(kind)
+		u.SetNamespace(ns)
+		u.SetName(name)
+		if err := kc.Create(testenv.Context(t), u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	forEachCLI(t, func(t *testing.T, c cli) {
+		fs, apps := uniqueNamespace(t, "gen-flux-"+c.name), uniqueNamespace(t, "gen-apps-"+c.name)
+		create("source.toolkit.fluxcd.io/v1", "HelmRepository", fs, "podinfo", map[string]any{"url": repo.URL(), "interval": "10m"})
+		create("helm.toolkit.fluxcd.io/v2", "HelmRelease", fs, "web", map[string]any{
+			"interval": "10m", "targetNamespace": apps,
+			"chart": map[string]any{"spec": map[string]any{"chart": "podinfo", "version": "1.x",
+				"sourceRef": map[string]any{"kind": "HelmRepository", "name": "podinfo"}}},
+		})
+		create("source.toolkit.fluxcd.io/v1", "OCIRepository", fs, "podinfo-oci", map[string]any{
+			"url": reg.URL() + "/charts/podinfo", "ref": map[string]any{"tag": "1.1.0"}, "interval": "10m"})
+		create("helm.toolkit.fluxcd.io/v2", "HelmRelease", fs, "api", map[string]any{
+			"interval": "10m", "targetNamespace": apps,
+			"chartRef": map[string]any{"kind": "OCIRepository", "name": "podinfo-oci"},
+		})
+		var releases [][2]string
+		var imports strings.Builder
+		for _, hr := range []string{"web", "api"} {
+			name, err := testenv.FluxInstall(testenv.Need(t).Cluster.Kubeconfig, fs, hr, apps, tgz, map[string]any{"replicaCount": 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			releases = append(releases, [2]string{fs, name})
+			fmt.Fprintf(&imports, "import {\n  to = stevedore_helmrelease.%s\n  id = \"%s/%s@%s\"\n}\n", hr, fs, hr, apps)
+		}
+		revisions, objects := revisionsOf(t, releases), objectVersions(t, apps)
+
+		w := newWorkspace(t, c, providerBlock(fmt.Sprintf("cache_dir = %s", hcl(t.TempDir())))+imports.String())
+		out := w.must("plan", "-generate-config-out=generated.tf", "-input=false")
+		data, err := os.ReadFile(filepath.Join(w.dir, "generated.tf"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		gen := string(data)
+		t.Logf("%s generated.tf:\n%s", c.name, gen)
+		blocks := strings.Split(gen, "resource \"stevedore_helmrelease\"")[1:]
+		if len(blocks) != 2 {
+			t.Fatalf("%s: %d resource blocks generated, want 2:\n%s", c.name, len(blocks), gen)
+		}
+		for _, b := range blocks {
+			addr := strings.Fields(b)[0]
+			b = strings.Join(strings.Fields(b), " ")
+			wantRepo := repo.URL()
+			if strings.Contains(addr, "api") {
+				wantRepo = reg.URL() + "/charts"
+			}
+			for _, s := range []string{"repository = " + hcl(wantRepo), `chart = "podinfo"`, `version = "1.1.0"`,
+				"path = null", "digest = null", "target_namespace = " + hcl(apps)} {
+				if !strings.Contains(b, s) {
+					t.Errorf("%s: block %s lacks %s:\n%s", c.name, addr, s, b)
+				}
+			}
+		}
+		flat := strings.Join(strings.Fields(strings.ReplaceAll(out, "│", "")), " ")
+		for _, s := range []string{`Flux follows version "1.x"; the block pins 1.1.0, the version Helm recorded: write "1.x" to follow it`,
+			"HelmRelease " + fs + "/web, HelmRepository " + fs + "/podinfo"} {
+			if !strings.Contains(flat, s) {
+				t.Errorf("%s: the plan does not warn %q:\n%s", c.name, s, out)
+			}
+		}
+		if strings.Contains(flat, "HelmRelease "+fs+"/api") {
+			t.Errorf("%s: a warning for the OCIRepository release, which has nothing to write:\n%s", c.name, out)
+		}
+
+		if out, code := w.apply(); code != 0 {
+			t.Fatalf("%s apply of the generated configuration: exit %d\n%s", c.name, code, out)
+		}
+		if after := revisionsOf(t, releases); !maps.EqualFunc(revisions, after, slices.Equal) {
+			t.Errorf("%s: revisions changed by the adoption:\nbefore %v\nafter  %v", c.name, revisions, after)
+		}
+		if after := objectVersions(t, apps); !maps.Equal(objects, after) {
+			t.Errorf("%s: objects written by the adoption: resourceVersions before %v, after %v", c.name, objects, after)
+		}
+		w.planEmpty()
+	})
+}
