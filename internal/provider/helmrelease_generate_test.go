@@ -44,8 +44,24 @@ func objectVersions(t *testing.T, ns string) map[string]string {
 	return out
 }
 
+// generatedImports are the import blocks of every release of ns, one per
+// release, as the example of the stevedore_helmreleases data source writes
+// them for `plan -generate-config-out` (its namespace set to ns).
+func generatedImports(t *testing.T, c cli, provider, ns string) string {
+	t.Helper()
+	example, err := os.ReadFile(filepath.Join("..", "..", "examples", "data-sources", "stevedore_helmreleases", "generate.tf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	config := strings.Replace(string(example), `namespace = "apps"`, "namespace = "+hcl(ns), 1)
+	lister := newWorkspace(t, c, provider+config)
+	lister.must("apply", "-auto-approve", "-input=false")
+	return lister.must("output", "-raw", "import_blocks")
+}
+
 // TestAccHelmRelease_generateConfig: releases the helm CLIs (3 and 4)
-// installed are imported by import blocks alone, and `plan
+// installed are imported by import blocks alone, which the listing writes
+// (examples/data-sources/stevedore_helmreleases/generate.tf), and `plan
 // -generate-config-out` writes their resource blocks: for an archive
 // stevedore fetched from a Helm repository, the inline source (repository,
 // chart, version); for one built from a local directory, `chart { digest }`,
@@ -91,19 +107,20 @@ output "remote" {
 		installs := []struct{ cli, name, archive string }{
 			{"helm3", "h3", local}, {"helm4", "h4", local}, {"helm3", "h3-repo", remote}, {"helm4", "h4-repo", remote},
 		}
-		var imports strings.Builder
 		var releases [][2]string
 		for _, in := range installs {
 			if _, err := testenv.HelmCLI(testenv.Context(t), kc, in.cli, "install", in.name, in.archive, "--namespace", ns,
 				"--set", "replicaCount=2"); err != nil {
 				t.Fatal(err)
 			}
-			fmt.Fprintf(&imports, "import {\n  to = stevedore_helmrelease.%s\n  id = \"%s/%s\"\n}\n", strings.ReplaceAll(in.name, "-", "_"), ns, in.name)
 			releases = append(releases, [2]string{ns, in.name})
 		}
 		revisions, objects := revisionsOf(t, releases), objectVersions(t, ns)
 
-		w := newWorkspace(t, c, provider+imports.String())
+		// The import blocks, one per release, written by the listing as the
+		// data source's example writes them.
+		imports := generatedImports(t, c, provider, ns)
+		w := newWorkspace(t, c, provider+imports)
 		out := w.must("plan", "-generate-config-out=generated.tf", "-input=false")
 		data, err := os.ReadFile(filepath.Join(w.dir, "generated.tf"))
 		if err != nil {
