@@ -282,3 +282,88 @@ func TestAccHelmRelease_generateConfigFlux(t *testing.T) {
 		w.planEmpty()
 	})
 }
+
+// TestAccHelmRelease_generateConfigFromHelmRelease: a release hashicorp/helm's
+// helm_release installed from a Helm repository, forgotten by that
+// configuration (`state rm`), is imported by an import block alone. Helm
+// records no repository and this machine's cache never fetched the chart, so
+// `plan -generate-config-out` writes a chart block without a source, and the
+// plan warns naming the chart and version to write: the three lines the user
+// writes (repository, chart, version) are the only edit, after which the
+// file applies with no new Helm revision and no object written, and the next
+// plan is empty. OpenTofu and Terraform.
+func TestAccHelmRelease_generateConfigFromHelmRelease(t *testing.T) {
+	needAcc(t)
+	t.Parallel()
+	repo := startTestRepo(t, testenv.HelmRepoOptions{}, "1.1.0")
+	forEachCLI(t, func(t *testing.T, c cli) {
+		ns := uniqueNamespace(t, "gen-hr-"+c.name)
+		dir := t.TempDir()
+		w := helmWorkspace(t, c)
+		w.write(fmt.Sprintf(`
+provider "helm" {
+  kubernetes = { config_path = %s }
+  repository_cache       = %s
+  repository_config_path = %s
+  registry_config_path   = %s
+  plugins_path           = %s
+}
+
+resource "helm_release" "web" {
+  name       = "web"
+  namespace  = %q
+  repository = %s
+  chart      = "podinfo"
+  version    = "1.1.0"
+  values     = [yamlencode({ replicaCount = 2 })]
+}
+`, hcl(testenv.Need(t).Cluster.Kubeconfig), hcl(filepath.Join(dir, "cache")), hcl(filepath.Join(dir, "repositories.yaml")),
+			hcl(filepath.Join(dir, "registry.json")), hcl(filepath.Join(dir, "plugins")), ns, hcl(repo.URL())))
+		w.must("apply", "-auto-approve", "-input=false")
+		w.must("state", "rm", "helm_release.web")
+		releases := [][2]string{{ns, "web"}}
+		revisions, objects := revisionsOf(t, releases), objectVersions(t, ns)
+
+		w.write(providerBlock(fmt.Sprintf("cache_dir = %s", hcl(t.TempDir()))) + fmt.Sprintf(`
+import {
+  to = stevedore_helmrelease.web
+  id = "%s/web"
+}
+`, ns))
+		out, _ := w.run("plan", "-generate-config-out=generated.tf", "-input=false")
+		gen := filepath.Join(w.dir, "generated.tf")
+		data, err := os.ReadFile(gen)
+		if err != nil {
+			t.Fatalf("%s: no generated file: %v\n%s", c.name, err, out)
+		}
+		t.Logf("%s generated.tf:\n%s", c.name, data)
+		flat := strings.Join(strings.Fields(strings.ReplaceAll(out, "│", "")), " ")
+		if want := `chart.chart = "podinfo" and chart.version = "1.1.0"`; !strings.Contains(flat, want) {
+			t.Errorf("%s: the plan does not name the attributes to write (%s):\n%s", c.name, want, out)
+		}
+		// The user's edit: the chart's source, three lines.
+		edited, n := string(data), 0
+		for attr, value := range map[string]string{"repository": hcl(repo.URL()), "chart": `"podinfo"`, "version": `"1.1.0"`} {
+			re := regexp.MustCompile(`(?m)^(\s+` + attr + `\s+=) null$`)
+			if len(re.FindAllString(edited, -1)) != 1 {
+				t.Fatalf("%s: generated.tf has not one %s = null line to edit:\n%s", c.name, attr, edited)
+			}
+			edited = re.ReplaceAllString(edited, "${1} "+value)
+			n++
+		}
+		if err := os.WriteFile(gen, []byte(edited), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: %d lines edited", c.name, n)
+		if out, code := w.apply(); code != 0 {
+			t.Fatalf("%s apply of the edited generated configuration: exit %d\n%s", c.name, code, out)
+		}
+		if after := revisionsOf(t, releases); !maps.EqualFunc(revisions, after, slices.Equal) {
+			t.Errorf("%s: revisions changed by the adoption:\nbefore %v\nafter  %v", c.name, revisions, after)
+		}
+		if after := objectVersions(t, ns); !maps.Equal(objects, after) {
+			t.Errorf("%s: objects written by the adoption: resourceVersions before %v, after %v", c.name, objects, after)
+		}
+		w.planEmpty()
+	})
+}
