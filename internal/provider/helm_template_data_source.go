@@ -42,6 +42,8 @@ type helmTemplateModel struct {
 	SkipTests     types.Bool          `tfsdk:"skip_tests"`
 	Chart         *releaseChartModel  `tfsdk:"chart"`
 	PostRenderers []postRendererModel `tfsdk:"post_renderers"`
+	// PostRenderStrategy is the release's post_render_strategy.
+	PostRenderStrategy types.String `tfsdk:"post_render_strategy"`
 
 	Objects      types.List   `tfsdk:"objects"`
 	Manifest     types.String `tfsdk:"manifest"`
@@ -74,7 +76,7 @@ func (m *helmTemplateModel) releaseModel() *helmReleaseModel {
 	return &helmReleaseModel{
 		Name: m.ReleaseName, Namespace: m.Namespace, ReleaseName: m.ReleaseName,
 		Values: m.Values, Set: m.Set, SetList: m.SetList, SetSensitive: m.SetSensitive,
-		Chart: m.Chart, PostRenderers: m.PostRenderers,
+		Chart: m.Chart, PostRenderers: m.PostRenderers, PostRenderStrategy: m.PostRenderStrategy,
 	}
 }
 
@@ -134,6 +136,7 @@ func (d *helmTemplateDataSource) Read(ctx context.Context, req datasource.ReadRe
 	if resp.Diagnostics.Append(b.diags...); resp.Diagnostics.HasError() {
 		return
 	}
+	spec.Helm3Defaults = d.data.helm3Defaults
 	out, err := release.Template(ctx, spec, opts)
 	if err != nil {
 		addError(&resp.Diagnostics, "Cannot render the chart", fielderr.Object("helm_template", id, err))

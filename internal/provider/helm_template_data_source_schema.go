@@ -36,6 +36,10 @@ func helmTemplateSchema() schema.Schema {
 		"as `helm template` prints them. Applied after `set` and `set_list`, as hashicorp/helm applies them."
 	postRenderers := dataSourceBlock("post_renderers", rel.Blocks["post_renderers"]).(schema.ListNestedBlock)
 	postRenderers.Description = "Post-renderers applied in order to the rendered manifest, as `stevedore_helmrelease`'s (which then adds its origin labels; this does not)."
+	postRenderStrategy := dataSourceAttribute("post_render_strategy", rel.Attributes["post_render_strategy"]).(schema.StringAttribute)
+	postRenderStrategy.MarkdownDescription = "What `post_renderers` are given, as a release's `post_render_strategy`: `combined` (default, " +
+		"Helm 4): hooks and templates in one stream, so patches apply to the hooks `manifest` prints too; `separate` (Helm 4.2): " +
+		"hooks and templates in two streams; `nohooks` (Helm 3, and the default with the provider's `helm3_defaults`): templates only."
 	releaseName := rel.Attributes["release_name"]
 	namespace := rel.Attributes["namespace"]
 	computedStr := func(desc string) schema.StringAttribute {
@@ -71,8 +75,9 @@ func helmTemplateSchema() schema.Schema {
 				Description: "API versions added to Helm's defaults in `.Capabilities.APIVersions`, as `helm template --api-versions`: " +
 					"`group/version` or `group/version/Kind`, e.g. `monitoring.coreos.com/v1/ServiceMonitor`.",
 			},
-			"include_crds": schema.BoolAttribute{Optional: true, Description: "Print the chart's `crds/` first, as `helm template --include-crds`. Default false."},
-			"skip_tests":   schema.BoolAttribute{Optional: true, Description: "Leave out the test hooks, as `helm template --skip-tests`. Default false."},
+			"include_crds":         schema.BoolAttribute{Optional: true, Description: "Print the chart's `crds/` first, as `helm template --include-crds`. Default false."},
+			"post_render_strategy": postRenderStrategy,
+			"skip_tests":           schema.BoolAttribute{Optional: true, Description: "Leave out the test hooks, as `helm template --skip-tests`. Default false."},
 			"objects": renderedObjectsAttribute("The rendered objects, one entry per YAML document of `manifest` that holds an object, in order " +
 				"(hooks included, as `helm template` prints them): `api_version`, `kind`, `namespace` (as the chart renders it, `\"\"` when it sets none), " +
 				"`name`, and `manifest`, the document as rendered."),

@@ -67,6 +67,8 @@ func (p *stevedoreProvider) Configure(ctx context.Context, req provider.Configur
 		cacheDir:   cacheDir,
 		charts:     chart.New(chart.Options{CacheDir: cacheDir, IndexTTL: indexTTL}),
 		registries: registriesFrom(cfg.Registries),
+		// Unknown is false here; the apply configures again once it is known.
+		helm3Defaults: cfg.Helm3.ValueBool(),
 	}
 
 	if cfg.hasUnknown() {
@@ -85,7 +87,7 @@ func (p *stevedoreProvider) Configure(ctx context.Context, req provider.Configur
 		return
 	}
 	// An empty field manager is the factory's default (kube.DefaultFieldManager).
-	data.setCluster(kube.NewFactory(kc, cfg.FieldManager.ValueString()), release.WithHelm3Defaults(cfg.Helm3.ValueBool()))
+	data.setCluster(kube.NewFactory(kc, cfg.FieldManager.ValueString()), release.WithHelm3Defaults(data.helm3Defaults))
 	resp.ResourceData, resp.DataSourceData = data, data
 }
 
@@ -132,7 +134,10 @@ type providerData struct {
 	charts     *chart.Engine
 	cacheDir   string
 	registries []registryCredential
-	unknown    bool
+	// helm3Defaults is the provider's helm3_defaults, which the release
+	// engine also gets: for what renders without it (stevedore_helm_template).
+	helm3Defaults bool
+	unknown       bool
 }
 
 // setCluster builds the engines that work on the cluster f reaches.

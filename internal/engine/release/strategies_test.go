@@ -175,3 +175,68 @@ status:
 		})
 	}
 }
+
+// Template post-renders as a release under each strategy: the hook that
+// `helm template` prints is patched under combined (the default) and
+// separate, not under nohooks (the default with Helm3Defaults); a hook and a
+// template of one kind and name clash under combined, as the release's
+// install does, with an error on post_render_strategy.
+func TestPostRenderStrategies_template(t *testing.T) {
+	t.Parallel()
+	ctx := testenv.Context(t)
+	hook := func(name string) string {
+		return "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + name + "\n  annotations:\n    helm.sh/hook: post-install\ndata:\n  from: hook\n"
+	}
+	path, digest := writeChart(t, "0.1.0", map[string]string{
+		"Chart.yaml":          "apiVersion: v2\nname: hooked\nversion: 0.1.0\n",
+		"templates/cm.yaml":   "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  from: template\n",
+		"templates/hook.yaml": hook("hook"),
+	})
+	twins, twinsDigest := writeChart(t, "0.1.0", map[string]string{
+		"Chart.yaml":          "apiVersion: v2\nname: twins\nversion: 0.1.0\n",
+		"templates/cm.yaml":   "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: twin\ndata:\n  from: template\n",
+		"templates/hook.yaml": hook("twin"),
+	})
+	// Every ConfigMap of the stream it is given: no stream lacks a target.
+	label := []KustomizePatch{{Patch: `[{"op": "add", "path": "/metadata/labels", "value": {"patched": "yes"}}]`,
+		Target: &KustomizeSelector{Kind: "ConfigMap"}}}
+	for _, tc := range []struct {
+		name, strategy string
+		helm3, twins   bool
+		wantErr        string
+		hookPatched    bool
+	}{
+		{name: "nohooks", strategy: PostRenderNoHooks},
+		{name: "separate", strategy: PostRenderSeparate, hookPatched: true},
+		{name: "combined", strategy: PostRenderCombined, hookPatched: true},
+		{name: "default is combined", hookPatched: true},
+		{name: "default under helm3 is nohooks", helm3: true},
+		{name: "combined clashes on twins", strategy: PostRenderCombined, twins: true, wantErr: "post_render_strategy"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			spec := &Spec{Name: "hooked", Namespace: "default", ChartPath: path, ChartDigest: digest, PostRenderStrategy: tc.strategy,
+				Helm3Defaults: tc.helm3, PostRenderers: []PostRenderer{{Kustomize: &Kustomize{Patches: label}}}}
+			if tc.twins {
+				spec.ChartPath, spec.ChartDigest = twins, twinsDigest
+			}
+			out, err := Template(ctx, spec, TemplateOptions{})
+			if tc.wantErr != "" {
+				if err == nil || fielderr.PathOf(err) != tc.wantErr || !strings.Contains(err.Error(), PostRenderSeparate) {
+					t.Fatalf("template: %v, want an error on %s naming %q", err, tc.wantErr, PostRenderSeparate)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			patched := map[string]bool{}
+			for _, o := range out.Objects {
+				patched[o.Object.GetName()] = o.Object.GetLabels()["patched"] == "yes"
+			}
+			if !patched["cm"] || patched["hook"] != tc.hookPatched {
+				t.Errorf("patched %v, want the template cm, and the hook %v:\n%s", patched, tc.hookPatched, out.Manifest)
+			}
+		})
+	}
+}

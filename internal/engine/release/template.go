@@ -57,9 +57,9 @@ type TemplatedObject struct {
 // Template renders spec's chart as `helm template` does: Helm's install
 // action in client-only dry-run mode (ClientOnly, DryRun, Replace), with
 // the release name ReleaseName(spec), the namespace TargetNamespace (else
-// Namespace), the values composed as a release's and the post-renderers of
-// spec (the origin labels a release adds are not: `helm template` has
-// none). It contacts no cluster, so spec may have no values_from. The chart
+// Namespace), the values composed as a release's, and the post-renderers of
+// spec under its post_render_strategy, defaulted as a release's (the origin
+// labels a release adds are not: `helm template` has none). It contacts no cluster, so spec may have no values_from. The chart
 // path and digest are checked as a release's.
 func Template(ctx context.Context, spec *Spec, opts TemplateOptions) (*Templated, error) {
 	if len(spec.ValuesFrom) > 0 {
@@ -91,11 +91,11 @@ func Template(ctx context.Context, spec *Spec, opts TemplateOptions) (*Templated
 	in.APIVersions = chartutil.VersionSet(opts.APIVersions)
 	if chain := userPostRenderers(spec); len(chain) > 0 {
 		in.PostRenderer = chain
-		in.PostRenderStrategy = action.PostRenderStrategyNoHooks
+		in.PostRenderStrategy = action.PostRenderStrategy(spec.withDefaults().PostRenderStrategy)
 	}
 	rel, err := runRelease(in.RunWithContext(ctx, ch, values))
 	if err != nil {
-		return nil, actionFailed("template", err)
+		return nil, postRenderClash(spec.withDefaults(), actionFailed("template", err))
 	}
 	// What helm template prints (cmd/helm/template.go).
 	var b bytes.Buffer
