@@ -44,6 +44,23 @@ func objectVersions(t *testing.T, ns string) map[string]string {
 	return out
 }
 
+// appliesUnchanged applies w's configuration and checks that the adoption
+// made no Helm revision of releases and wrote no object of ns (revisions and
+// objects are as they were before), and that the next plan is empty.
+func appliesUnchanged(t *testing.T, w *workspace, releases [][2]string, ns string, revisions map[string][]string, objects map[string]string) {
+	t.Helper()
+	if out, code := w.apply(); code != 0 {
+		t.Fatalf("%s apply of the generated configuration: exit %d\n%s", w.cli.name, code, out)
+	}
+	if after := revisionsOf(t, releases); !maps.EqualFunc(revisions, after, slices.Equal) {
+		t.Errorf("%s: revisions changed by the adoption:\nbefore %v\nafter  %v", w.cli.name, revisions, after)
+	}
+	if after := objectVersions(t, ns); !maps.Equal(objects, after) {
+		t.Errorf("%s: objects written by the adoption: resourceVersions before %v, after %v", w.cli.name, objects, after)
+	}
+	w.planEmpty()
+}
+
 // generatedImports are the import blocks of every release of ns, one per
 // release, as the example of the stevedore_helmreleases data source writes
 // them for `plan -generate-config-out` (its namespace set to ns).
@@ -159,16 +176,7 @@ output "remote" {
 			t.Errorf("%s: %d warnings naming the chart attributes to write, want 2:\n%s", c.name, n, out)
 		}
 
-		if out, code := w.apply(); code != 0 {
-			t.Fatalf("%s apply of the generated configuration: exit %d\n%s", c.name, code, out)
-		}
-		if after := revisionsOf(t, releases); !maps.EqualFunc(revisions, after, slices.Equal) {
-			t.Errorf("%s: revisions changed by the adoption:\nbefore %v\nafter  %v", c.name, revisions, after)
-		}
-		if after := objectVersions(t, ns); !maps.Equal(objects, after) {
-			t.Errorf("%s: objects written by the adoption: resourceVersions before %v, after %v", c.name, objects, after)
-		}
-		w.planEmpty()
+		appliesUnchanged(t, w, releases, ns, revisions, objects)
 	})
 }
 
@@ -270,16 +278,7 @@ func TestAccHelmRelease_generateConfigFlux(t *testing.T) {
 			t.Errorf("%s: a warning for the OCIRepository release, which has nothing to write:\n%s", c.name, out)
 		}
 
-		if out, code := w.apply(); code != 0 {
-			t.Fatalf("%s apply of the generated configuration: exit %d\n%s", c.name, code, out)
-		}
-		if after := revisionsOf(t, releases); !maps.EqualFunc(revisions, after, slices.Equal) {
-			t.Errorf("%s: revisions changed by the adoption:\nbefore %v\nafter  %v", c.name, revisions, after)
-		}
-		if after := objectVersions(t, apps); !maps.Equal(objects, after) {
-			t.Errorf("%s: objects written by the adoption: resourceVersions before %v, after %v", c.name, objects, after)
-		}
-		w.planEmpty()
+		appliesUnchanged(t, w, releases, apps, revisions, objects)
 	})
 }
 
@@ -300,15 +299,7 @@ func TestAccHelmRelease_generateConfigFromHelmRelease(t *testing.T) {
 		ns := uniqueNamespace(t, "gen-hr-"+c.name)
 		dir := t.TempDir()
 		w := helmWorkspace(t, c)
-		w.write(fmt.Sprintf(`
-provider "helm" {
-  kubernetes = { config_path = %s }
-  repository_cache       = %s
-  repository_config_path = %s
-  registry_config_path   = %s
-  plugins_path           = %s
-}
-
+		w.write(helmProviderBlock(t, dir) + fmt.Sprintf(`
 resource "helm_release" "web" {
   name       = "web"
   namespace  = %q
@@ -317,8 +308,7 @@ resource "helm_release" "web" {
   version    = "1.1.0"
   values     = [yamlencode({ replicaCount = 2 })]
 }
-`, hcl(testenv.Need(t).Cluster.Kubeconfig), hcl(filepath.Join(dir, "cache")), hcl(filepath.Join(dir, "repositories.yaml")),
-			hcl(filepath.Join(dir, "registry.json")), hcl(filepath.Join(dir, "plugins")), ns, hcl(repo.URL())))
+`, ns, hcl(repo.URL())))
 		w.must("apply", "-auto-approve", "-input=false")
 		w.must("state", "rm", "helm_release.web")
 		releases := [][2]string{{ns, "web"}}
@@ -355,15 +345,6 @@ import {
 			t.Fatal(err)
 		}
 		t.Logf("%s: %d lines edited", c.name, n)
-		if out, code := w.apply(); code != 0 {
-			t.Fatalf("%s apply of the edited generated configuration: exit %d\n%s", c.name, code, out)
-		}
-		if after := revisionsOf(t, releases); !maps.EqualFunc(revisions, after, slices.Equal) {
-			t.Errorf("%s: revisions changed by the adoption:\nbefore %v\nafter  %v", c.name, revisions, after)
-		}
-		if after := objectVersions(t, ns); !maps.Equal(objects, after) {
-			t.Errorf("%s: objects written by the adoption: resourceVersions before %v, after %v", c.name, objects, after)
-		}
-		w.planEmpty()
+		appliesUnchanged(t, w, releases, ns, revisions, objects)
 	})
 }

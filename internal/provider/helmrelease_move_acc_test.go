@@ -116,6 +116,19 @@ const migratedDescription = `
 `
 
 func helmReleaseBlock(t *testing.T, dir, ns, chartDir string) string {
+	return helmProviderBlock(t, dir) + fmt.Sprintf(`
+resource "helm_release" "web" {
+  name      = "web"
+  namespace = %q
+  chart     = %s
+%s%s
+}
+`, ns, hcl(chartDir), migratedDescription, migratedValues)
+}
+
+// helmProviderBlock configures hashicorp/helm for the test cluster, with its
+// caches and configuration files in dir.
+func helmProviderBlock(t *testing.T, dir string) string {
 	return fmt.Sprintf(`
 provider "helm" {
   kubernetes = { config_path = %s }
@@ -124,15 +137,8 @@ provider "helm" {
   registry_config_path   = %s
   plugins_path           = %s
 }
-
-resource "helm_release" "web" {
-  name      = "web"
-  namespace = %q
-  chart     = %s
-%s%s
-}
 `, hcl(testenv.Need(t).Cluster.Kubeconfig), hcl(filepath.Join(dir, "cache")), hcl(filepath.Join(dir, "repositories.yaml")),
-		hcl(filepath.Join(dir, "registry.json")), hcl(filepath.Join(dir, "plugins")), ns, hcl(chartDir), migratedDescription, migratedValues)
+		hcl(filepath.Join(dir, "registry.json")), hcl(filepath.Join(dir, "plugins")))
 }
 
 func stevedoreReleaseBlock(cacheDir, ns, chartDir, extra string) string {

@@ -135,28 +135,17 @@ func HelmUninstall(kubeconfig, namespace, name string) error {
 // storage, as an apply killed halfway leaves it (pending-install,
 // pending-upgrade, ...).
 func SetReleaseStatus(kubeconfig, namespace, name string, status helmcommon.Status) error {
-	cfg, err := helmConfig(kubeconfig, namespace)
-	if err != nil {
-		return err
-	}
-	reli, err := cfg.Releases.Last(name)
-	if err != nil {
-		return fmt.Errorf("release %s/%s: %w", namespace, name, err)
-	}
-	rel, ok := reli.(*helmrelease.Release)
-	if !ok {
-		return fmt.Errorf("release %s/%s: of type %T", namespace, name, reli)
-	}
-	rel.Info.Status = status
-	if err := cfg.Releases.Update(rel); err != nil {
-		return fmt.Errorf("release %s/%s: %w", namespace, name, err)
-	}
-	return nil
+	return rewriteLast(kubeconfig, namespace, name, func(rel *helmrelease.Release) { rel.Info.Status = status })
 }
 
 // DropReleaseChart rewrites the latest revision of a release in storage
 // without its chart, as a corrupted or hand-edited record has it.
 func DropReleaseChart(kubeconfig, namespace, name string) error {
+	return rewriteLast(kubeconfig, namespace, name, func(rel *helmrelease.Release) { rel.Chart = nil })
+}
+
+// rewriteLast changes the latest revision of a release in storage with edit.
+func rewriteLast(kubeconfig, namespace, name string, edit func(*helmrelease.Release)) error {
 	cfg, err := helmConfig(kubeconfig, namespace)
 	if err != nil {
 		return err
@@ -169,7 +158,7 @@ func DropReleaseChart(kubeconfig, namespace, name string) error {
 	if !ok {
 		return fmt.Errorf("release %s/%s: of type %T", namespace, name, reli)
 	}
-	rel.Chart = nil
+	edit(rel)
 	if err := cfg.Releases.Update(rel); err != nil {
 		return fmt.Errorf("release %s/%s: %w", namespace, name, err)
 	}
