@@ -61,6 +61,25 @@ func appliesUnchanged(t *testing.T, w *workspace, releases [][2]string, ns strin
 	w.planEmpty()
 }
 
+// generateReleases runs `plan -generate-config-out=generated.tf` in w, which
+// must succeed, and returns its output, the file, and the text after each
+// `resource "stevedore_helmrelease"` of it, of which there must be n.
+func generateReleases(t *testing.T, w *workspace, n int) (out, gen string, blocks []string) {
+	t.Helper()
+	out = w.must("plan", "-generate-config-out=generated.tf", "-input=false")
+	data, err := os.ReadFile(filepath.Join(w.dir, "generated.tf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen = string(data)
+	t.Logf("%s generated.tf:\n%s", w.cli.name, gen)
+	blocks = strings.Split(gen, "resource \"stevedore_helmrelease\"")[1:]
+	if len(blocks) != n {
+		t.Fatalf("%s: %d resource blocks generated, want %d:\n%s", w.cli.name, len(blocks), n, gen)
+	}
+	return out, gen, blocks
+}
+
 // generatedImports are the import blocks of every release of ns, one per
 // release, as the example of the stevedore_helmreleases data source writes
 // them for `plan -generate-config-out` (its namespace set to ns).
@@ -138,19 +157,9 @@ output "remote" {
 		// data source's example writes them.
 		imports := generatedImports(t, c, provider, ns)
 		w := newWorkspace(t, c, provider+imports)
-		out := w.must("plan", "-generate-config-out=generated.tf", "-input=false")
-		data, err := os.ReadFile(filepath.Join(w.dir, "generated.tf"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		gen := string(data)
-		t.Logf("%s generated.tf:\n%s", c.name, gen)
+		out, gen, blocks := generateReleases(t, w, 4)
 		if strings.Contains(gen, cacheDir) || regexp.MustCompile(`"/`).MatchString(gen) {
 			t.Errorf("%s: the generated file names a path:\n%s", c.name, gen)
-		}
-		blocks := strings.Split(gen, "resource \"stevedore_helmrelease\"")[1:]
-		if len(blocks) != 4 {
-			t.Fatalf("%s: %d resource blocks generated, want 4:\n%s", c.name, len(blocks), gen)
 		}
 		for _, b := range blocks {
 			addr := strings.Fields(b)[0]
@@ -242,17 +251,7 @@ func TestAccHelmRelease_generateConfigFlux(t *testing.T) {
 		revisions, objects := revisionsOf(t, releases), objectVersions(t, apps)
 
 		w := newWorkspace(t, c, providerBlock(fmt.Sprintf("cache_dir = %s", hcl(t.TempDir())))+imports.String())
-		out := w.must("plan", "-generate-config-out=generated.tf", "-input=false")
-		data, err := os.ReadFile(filepath.Join(w.dir, "generated.tf"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		gen := string(data)
-		t.Logf("%s generated.tf:\n%s", c.name, gen)
-		blocks := strings.Split(gen, "resource \"stevedore_helmrelease\"")[1:]
-		if len(blocks) != 2 {
-			t.Fatalf("%s: %d resource blocks generated, want 2:\n%s", c.name, len(blocks), gen)
-		}
+		out, _, blocks := generateReleases(t, w, 2)
 		for _, b := range blocks {
 			addr := strings.Fields(b)[0]
 			b = strings.Join(strings.Fields(b), " ")
