@@ -9,6 +9,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
@@ -445,6 +446,10 @@ type Imported struct {
 	// Owner is the owner ID the objects carry, "" for a set made before
 	// owners were recorded.
 	Owner string
+	// Objects are the objects of Inventory, in its order, as `resources`
+	// entries that apply them unchanged (ConfigObject): what the set's
+	// field manager applied.
+	Objects []map[string]any
 }
 
 // NotFoundError is an import of a set that has no object in the cluster.
@@ -495,5 +500,33 @@ func (e *Engine) Import(ctx context.Context, namespace, name string) (*Imported,
 			Adopted: imp.Owner == "" || o.GetAnnotations()[kube.AdoptedAnnotation] == imp.Owner})
 	}
 	kube.SortEntries(imp.Inventory)
+	byID := make(map[string]*metav1.PartialObjectMetadata, len(objs))
+	for _, o := range objs {
+		byID[kube.IDOfMetadata(o)] = o
+	}
+	c, err := e.kube.Client()
+	if err != nil {
+		return nil, objectError(spec, err)
+	}
+	manager := e.kube.FieldManager()
+	for _, en := range imp.Inventory {
+		md := byID[en.ID]
+		// Read in the version the set applied, which its field set names.
+		apiVersion := md.APIVersion
+		if a := kube.AppliedEntry(md.GetManagedFields(), manager); a != nil && a.APIVersion != "" {
+			apiVersion = a.APIVersion
+		}
+		live := &unstructured.Unstructured{}
+		live.SetAPIVersion(apiVersion)
+		live.SetKind(md.Kind)
+		if err := c.Get(ctx, client.ObjectKey{Namespace: md.GetNamespace(), Name: md.GetName()}, live); err != nil {
+			return nil, objectError(spec, fmt.Errorf("read %s: %w", en.ID, err))
+		}
+		obj, err := ConfigObject(live, manager)
+		if err != nil {
+			return nil, objectError(spec, err)
+		}
+		imp.Objects = append(imp.Objects, obj)
+	}
 	return imp, nil
 }
