@@ -438,6 +438,24 @@ func (e *Engine) claimLost(ctx context.Context, m *kube.Manager, spec *Spec, err
 	return e.locate(ctx, spec, &OwnershipError{ID: ce.ID, Object: ce.Object, Owner: own, Namesake: namesake(spec, own), ImportID: ImportID(spec), Raced: true})
 }
 
+// appliedBy is the objects of objs that manager applied server-side, when
+// any: controllers copy labels from the objects the set applies onto objects
+// of their own (the Endpoints and EndpointSlices of a Service), which are not
+// the set's. When none is (the objects were applied under another field
+// manager), objs.
+func appliedBy(objs []*metav1.PartialObjectMetadata, manager string) []*metav1.PartialObjectMetadata {
+	var out []*metav1.PartialObjectMetadata
+	for _, o := range objs {
+		if kube.AppliedEntry(o.GetManagedFields(), manager) != nil {
+			out = append(out, o)
+		}
+	}
+	if len(out) == 0 {
+		return objs
+	}
+	return out
+}
+
 // Imported is what Import finds of a set in the cluster.
 type Imported struct {
 	// Inventory lists the objects that carry the set's owner labels, adopted
@@ -448,7 +466,7 @@ type Imported struct {
 	Owner string
 	// Objects are the objects of Inventory, in its order, as `resources`
 	// entries that apply them unchanged (ConfigObject): what the set's
-	// field manager applied.
+	// field manager applied, without the namespace when it is the set's.
 	Objects []map[string]any
 }
 
@@ -474,6 +492,7 @@ func (e *Engine) Import(ctx context.Context, namespace, name string) (*Imported,
 	if len(objs) == 0 {
 		return nil, objectError(spec, &NotFoundError{Namespace: namespace, Name: name})
 	}
+	objs = appliedBy(objs, e.kube.FieldManager())
 	owners := map[string][]string{}
 	for _, o := range objs {
 		id := o.GetLabels()[kube.OwnerLabel]
@@ -525,6 +544,9 @@ func (e *Engine) Import(ctx context.Context, namespace, name string) (*Imported,
 		obj, err := ConfigObject(live, manager)
 		if err != nil {
 			return nil, objectError(spec, err)
+		}
+		if md, _ := obj["metadata"].(map[string]any); md["namespace"] == namespace {
+			delete(md, "namespace") // the set's namespace is the default
 		}
 		imp.Objects = append(imp.Objects, obj)
 	}
