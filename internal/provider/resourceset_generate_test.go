@@ -93,7 +93,7 @@ resource "stevedore_resourceset" "apps" {
 		t.Logf("%s generated.tf:\n%s", c.name, gen)
 		flat := strings.Join(strings.Fields(gen), " ")
 		for _, s := range []string{`kind = "ConfigMap"`, `kind = "Deployment"`, `kind = "Service"`, `kind = "ResourceSetInputProvider"`,
-			`replicas = 2`, `image = "nginx:1.27"`, `team = "a"`, `env = "prod"`, `targetPort = 80`} {
+			`replicas = 2`, `image = "nginx:1.27"`, "force = null", "timeout = null", "wait = null", `team = "a"`, `env = "prod"`, `targetPort = 80`} {
 			if !strings.Contains(flat, s) {
 				t.Errorf("%s: the generated file lacks %s", c.name, s)
 			}

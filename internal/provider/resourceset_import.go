@@ -21,7 +21,10 @@ import (
 // deletes only what the set created. `resources` are the objects as the
 // set applied them (resourceset.ConfigObject), in inventory order, so that
 // `plan -generate-config-out` writes a configuration that plans no change;
-// a set made with `steps` is written as one list of resources.
+// a set made with `steps` is written as one list of resources. `wait`,
+// `timeout` and `force` are null, which reads as their defaults, so that the
+// generated configuration does not write the defaults' values; the plan
+// keeps them null until the configuration sets them (keepNullDefaults).
 //
 // An import block's identity (namespace, name) names the same as the ID.
 func (r *resourceSetResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
@@ -50,7 +53,7 @@ func (r *resourceSetResource) ImportState(ctx context.Context, req resource.Impo
 	m := resourceSetModel{
 		ID: types.StringValue(importID), Name: types.StringValue(name), Namespace: types.StringValue(ns),
 		Inputs: types.DynamicNull(), Resources: types.DynamicNull(), ResourcesTemplate: types.StringNull(), Steps: types.DynamicNull(),
-		Wait: types.BoolValue(false), Timeout: types.StringValue(durationText(resourceset.DefaultTimeout)), ServiceAccountName: types.StringNull(), Force: types.BoolValue(false),
+		Wait: types.BoolNull(), Timeout: types.StringNull(), ServiceAccountName: types.StringNull(), Force: types.BoolNull(),
 		TakeOverFrom: types.ListNull(types.StringType), InputsFrom: types.ListValueMust(inputsFromElemType(), nil),
 		InputStrategy: types.ObjectNull(inputStrategyAttrTypes()),
 		Inventory:     inventoryValue(imp.Inventory, nil), Manifests: types.StringNull(),

@@ -1,7 +1,6 @@
 package kube
 
 import (
-	"bytes"
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -40,7 +39,7 @@ func Applied(obj *unstructured.Unstructured, manager string) (*unstructured.Unst
 	}
 	set := &fieldpath.Set{}
 	if e.FieldsV1 != nil {
-		if err := set.FromJSON(bytes.NewReader(e.FieldsV1.Raw)); err != nil {
+		if err := set.FromJSON(e.FieldsV1.GetRawReader()); err != nil {
 			return nil, fmt.Errorf("%s: the fields of field manager %q: %w", Describe(obj), manager, err)
 		}
 	}
