@@ -149,11 +149,11 @@ import {
 
 // TestAccResourceSet_identity: a set's identity is {namespace, name}, each
 // its attribute. An import block with it, planned over the same
-// configuration, finds the set with that identity (the plan then fills in
-// the configuration, as after an import by ID). A set that a `removed` block
-// took out of the state, its objects left in place, is imported back with an
-// import block's identity and applied: the objects stay, the identity is
-// the same.
+// configuration, finds the set with that identity. A set that a `removed`
+// block took out of the state, its objects left in place, is imported back
+// with an import block's identity: the import reads its objects as the set
+// applied them, which is the configuration, so the plan is a no-op; the
+// objects stay, the identity is the same.
 func TestAccResourceSet_identity(t *testing.T) {
 	t.Parallel()
 	accTestEach(t, func(t *testing.T) resource.TestCase {
@@ -225,7 +225,7 @@ import {
 }
 `, ns),
 					ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-						plancheck.ExpectResourceAction(setAddr, plancheck.ResourceActionUpdate),
+						plancheck.ExpectResourceAction(setAddr, plancheck.ResourceActionNoop),
 					}},
 					ConfigStateChecks: identity,
 					Check:             objectThere,

@@ -101,7 +101,12 @@ func (r *resourceSetResource) apply(ctx context.Context, m *resourceSetModel, pr
 	maps.Copy(steps, res.Steps)
 	m.Inventory = inventoryValue(res.Inventory, steps)
 	m.Manifests = types.StringValue(res.Manifests)
-	m.Conditions = conditionsValue(res.Conditions)
+	if m.Conditions.IsUnknown() || err != nil {
+		// Known at plan when the plan found the set unchanged (an update
+		// of `resources` that renders the same objects, after an import):
+		// the planned value stands.
+		m.Conditions = conditionsValue(res.Conditions)
+	}
 	if err != nil {
 		addError(diags, "Resource set apply failed", err)
 	}

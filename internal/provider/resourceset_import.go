@@ -18,8 +18,13 @@ import (
 // the recovery of a create that was killed before it saved state: its objects
 // carry an owner ID nothing else can prove is this resource's. Objects the
 // set adopted (their adoption record says so) stay adopted, so that destroy
-// deletes only what the set created. The configuration fills in the rest at
-// the next plan.
+// deletes only what the set created. `resources` are the objects as the
+// set applied them (resourceset.ConfigObject), in inventory order, so that
+// `plan -generate-config-out` writes a configuration that plans no change;
+// a set made with `steps` is written as one list of resources. `wait`,
+// `timeout` and `force` are null, which reads as their defaults, so that the
+// generated configuration does not write the defaults' values; the plan
+// keeps them null until the configuration sets them (keepNullDefaults).
 //
 // An import block's identity (namespace, name) names the same as the ID.
 func (r *resourceSetResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
@@ -48,11 +53,38 @@ func (r *resourceSetResource) ImportState(ctx context.Context, req resource.Impo
 	m := resourceSetModel{
 		ID: types.StringValue(importID), Name: types.StringValue(name), Namespace: types.StringValue(ns),
 		Inputs: types.DynamicNull(), Resources: types.DynamicNull(), ResourcesTemplate: types.StringNull(), Steps: types.DynamicNull(),
-		Wait: types.BoolValue(false), Timeout: types.StringValue(durationText(resourceset.DefaultTimeout)), ServiceAccountName: types.StringNull(), Force: types.BoolValue(false),
+		Wait: types.BoolNull(), Timeout: types.StringNull(), ServiceAccountName: types.StringNull(), Force: types.BoolNull(),
 		TakeOverFrom: types.ListNull(types.StringType), InputsFrom: types.ListValueMust(inputsFromElemType(), nil),
 		InputStrategy: types.ObjectNull(inputStrategyAttrTypes()),
 		Inventory:     inventoryValue(imp.Inventory, nil), Manifests: types.StringNull(),
 		Drift: types.ListValueMust(driftEntryType, nil), Changes: types.ListNull(driftEntryType), Conditions: types.ListNull(conditionType),
+	}
+	if len(imp.Objects) > 0 {
+		objs := make([]any, len(imp.Objects))
+		for i, o := range imp.Objects {
+			objs[i] = o
+		}
+		v, err := tfValue(objs)
+		if err != nil {
+			addError(&resp.Diagnostics, "Cannot import the resource set", fmt.Errorf("the objects of %s: %w", importID, err))
+			return
+		}
+		m.Resources = types.DynamicValue(v)
+		// The manifests the plan of that configuration renders, so that it
+		// plans no change.
+		spec, known, diags := specFrom(ctx, &m)
+		if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
+			return
+		}
+		if known {
+			spec.Owner = imp.Owner
+			res, err := r.engine().Plan(ctx, spec, imp.Inventory, resourceset.PlanOptions{})
+			if err != nil {
+				addError(&resp.Diagnostics, "Cannot import the resource set", err)
+				return
+			}
+			m.Manifests = types.StringValue(res.Manifests)
+		}
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 	resp.Diagnostics.Append(setResourceSetIdentity(ctx, resp.Identity, &m)...)

@@ -33,6 +33,11 @@ func (r *resourceSetResource) ModifyPlan(ctx context.Context, req resource.Modif
 		resp.Diagnostics.Append(req.State.Get(ctx, state)...)
 	}
 
+	if state != nil {
+		var cfg resourceSetModel
+		resp.Diagnostics.Append(req.Config.Get(ctx, &cfg)...)
+		keepNullDefaults(&plan, state, &cfg)
+	}
 	plan.Drift = emptyDrift()
 	if !plan.Name.IsUnknown() && !plan.Namespace.IsUnknown() {
 		plan.ID = types.StringValue(plan.Namespace.ValueString() + "/" + plan.Name.ValueString())
@@ -134,4 +139,21 @@ func sameSettings(a, b *resourceSetModel) bool {
 		}
 	}
 	return true
+}
+
+// keepNullDefaults keeps `wait`, `timeout` and `force` null in plan where
+// state has them null (an import leaves them so, and a null reads as the
+// default) and the configuration sets none: the schema's default would
+// otherwise plan an update from null to the default's value, which changes
+// nothing.
+func keepNullDefaults(plan, state, cfg *resourceSetModel) {
+	if state.Wait.IsNull() && cfg.Wait.IsNull() {
+		plan.Wait = types.BoolNull()
+	}
+	if state.Timeout.IsNull() && cfg.Timeout.IsNull() {
+		plan.Timeout = types.StringNull()
+	}
+	if state.Force.IsNull() && cfg.Force.IsNull() {
+		plan.Force = types.BoolNull()
+	}
 }

@@ -9,6 +9,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
@@ -437,6 +438,24 @@ func (e *Engine) claimLost(ctx context.Context, m *kube.Manager, spec *Spec, err
 	return e.locate(ctx, spec, &OwnershipError{ID: ce.ID, Object: ce.Object, Owner: own, Namesake: namesake(spec, own), ImportID: ImportID(spec), Raced: true})
 }
 
+// appliedBy is the objects of objs that manager applied server-side, when
+// any: controllers copy labels from the objects the set applies onto objects
+// of their own (the Endpoints and EndpointSlices of a Service), which are not
+// the set's. When none is (the objects were applied under another field
+// manager), objs.
+func appliedBy(objs []*metav1.PartialObjectMetadata, manager string) []*metav1.PartialObjectMetadata {
+	var out []*metav1.PartialObjectMetadata
+	for _, o := range objs {
+		if kube.AppliedEntry(o.GetManagedFields(), manager) != nil {
+			out = append(out, o)
+		}
+	}
+	if len(out) == 0 {
+		return objs
+	}
+	return out
+}
+
 // Imported is what Import finds of a set in the cluster.
 type Imported struct {
 	// Inventory lists the objects that carry the set's owner labels, adopted
@@ -445,6 +464,10 @@ type Imported struct {
 	// Owner is the owner ID the objects carry, "" for a set made before
 	// owners were recorded.
 	Owner string
+	// Objects are the objects of Inventory, in its order, as `resources`
+	// entries that apply them unchanged (ConfigObject): what the set's
+	// field manager applied, without the namespace when it is the set's.
+	Objects []map[string]any
 }
 
 // NotFoundError is an import of a set that has no object in the cluster.
@@ -469,6 +492,7 @@ func (e *Engine) Import(ctx context.Context, namespace, name string) (*Imported,
 	if len(objs) == 0 {
 		return nil, objectError(spec, &NotFoundError{Namespace: namespace, Name: name})
 	}
+	objs = appliedBy(objs, e.kube.FieldManager())
 	owners := map[string][]string{}
 	for _, o := range objs {
 		id := o.GetLabels()[kube.OwnerLabel]
@@ -495,5 +519,36 @@ func (e *Engine) Import(ctx context.Context, namespace, name string) (*Imported,
 			Adopted: imp.Owner == "" || o.GetAnnotations()[kube.AdoptedAnnotation] == imp.Owner})
 	}
 	kube.SortEntries(imp.Inventory)
+	byID := make(map[string]*metav1.PartialObjectMetadata, len(objs))
+	for _, o := range objs {
+		byID[kube.IDOfMetadata(o)] = o
+	}
+	c, err := e.kube.Client()
+	if err != nil {
+		return nil, objectError(spec, err)
+	}
+	manager := e.kube.FieldManager()
+	for _, en := range imp.Inventory {
+		md := byID[en.ID]
+		// Read in the version the set applied, which its field set names.
+		apiVersion := md.APIVersion
+		if a := kube.AppliedEntry(md.GetManagedFields(), manager); a != nil && a.APIVersion != "" {
+			apiVersion = a.APIVersion
+		}
+		live := &unstructured.Unstructured{}
+		live.SetAPIVersion(apiVersion)
+		live.SetKind(md.Kind)
+		if err := c.Get(ctx, client.ObjectKey{Namespace: md.GetNamespace(), Name: md.GetName()}, live); err != nil {
+			return nil, objectError(spec, fmt.Errorf("read %s: %w", en.ID, err))
+		}
+		obj, err := ConfigObject(live, manager)
+		if err != nil {
+			return nil, objectError(spec, err)
+		}
+		if md, _ := obj["metadata"].(map[string]any); md["namespace"] == namespace {
+			delete(md, "namespace") // the set's namespace is the default
+		}
+		imp.Objects = append(imp.Objects, obj)
+	}
 	return imp, nil
 }
