@@ -84,7 +84,7 @@ func TestDependencies_diagnosticsNameTheAttribute(t *testing.T) {
 	// apply).
 	defErr := kube.ValidateDependencies([]kube.Dependency{{APIVersion: "v1", Kind: "Secret", Name: "a", Ready: true, ReadyExpr: "("}})
 	diags = nil
-	addReleaseDiag(&diags, "Cannot plan the release", fielderr.Object(release.Kind, "ns/app", errors.Join(defErr)))
+	addError(&diags, "Cannot plan the release", fielderr.Object(release.Kind, "ns/app", errors.Join(defErr)))
 	if got := diagPaths(diags); len(got) != 1 || got[0] != "dependencies[0].ready_expr: Cannot plan the release" ||
 		!strings.HasPrefix(diags[0].Detail(), "helmrelease ns/app: dependencies[0].ready_expr: invalid CEL expression") {
 		t.Errorf("plan error: %v %v", got, diags)
@@ -92,7 +92,7 @@ func TestDependencies_diagnosticsNameTheAttribute(t *testing.T) {
 	diags = nil
 	notReady := &kube.DependencyNotReadyError{Unmet: []kube.UnmetDependency{{
 		Dependency: kube.Dependency{APIVersion: "v1", Kind: "Secret", Name: "gate", Namespace: "ns"}, Reason: "not found"}}}
-	addReleaseDiag(&diags, "Release failed", fielderr.Object(release.Kind, "ns/app", notReady))
+	addError(&diags, "Release failed", fielderr.Object(release.Kind, "ns/app", &release.DependenciesNotReadyError{Err: notReady}))
 	if len(diags) != 1 || diags[0].Summary() != "Dependencies not ready" ||
 		!strings.HasPrefix(diags[0].Detail(), "helmrelease ns/app: dependencies not met: Secret ns/gate: not found") {
 		t.Errorf("unmet dependency: %v", diags)

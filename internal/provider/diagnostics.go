@@ -14,10 +14,13 @@ import (
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
 )
 
-// addError adds err to diags with summary: one diagnostic per error that err
-// joins, on the attribute a *fielderr.Error in it names, else on the
-// resource. Its text is the error's, which names the resource and the
-// attribute: the CLIs do not print an attribute path.
+// addError adds err to diags: one diagnostic per error that err joins, each
+// as the error says (fielderr.Describe): on the attribute it names
+// (fielderr.Attributed, an *fielderr.Error among them), else on the resource;
+// with its own summary (fielderr.Summarized), else summary; its text, then
+// its advice (fielderr.Advised). Its text names the resource and the
+// attribute: the CLIs do not print an attribute path. This and addWarning
+// are the provider's one way to turn an error value into a diagnostic.
 //
 // The failures of several objects because the API server did not answer
 // (kube.ServerDown) have one cause: they are one diagnostic, which names the
@@ -33,12 +36,7 @@ func addError(diags *diag.Diagnostics, summary string, err error) {
 			down = append(down, e)
 			continue
 		}
-		var fe *fielderr.Error
-		if errors.As(e, &fe) {
-			diags.AddAttributeError(attributePath(fe.Path), summary, e.Error())
-			continue
-		}
-		diags.AddError(summary, e.Error())
+		add(diags, diag.SeverityError, summary, e)
 	}
 	switch len(down) {
 	case 0:
@@ -73,14 +71,36 @@ func serverDownMessage(down []error) string {
 	return msg
 }
 
-// addWarning adds a warning about the attribute at p (fielderr's syntax; ""
-// for the resource) with err's text, which names the resource.
-func addWarning(diags *diag.Diagnostics, summary, p string, err error) {
-	if p == "" {
-		diags.AddWarning(summary, err.Error())
-		return
+// addWarning adds a warning with err's text, which names the resource, as
+// addError adds an error: on the attribute err names, with its summary and
+// advice.
+func addWarning(diags *diag.Diagnostics, summary string, err error) {
+	if err != nil {
+		add(diags, diag.SeverityWarning, summary, err)
 	}
-	diags.AddAttributeWarning(attributePath(p), summary, err.Error())
+}
+
+// add adds one diagnostic of severity for err, as err describes it
+// (fielderr.Describe).
+func add(diags *diag.Diagnostics, severity diag.Severity, summary string, err error) {
+	p, s, advice := fielderr.Describe(err)
+	if s != "" {
+		summary = s
+	}
+	detail := err.Error()
+	if advice != "" {
+		detail += ". " + advice
+	}
+	switch {
+	case severity == diag.SeverityWarning && p != "":
+		diags.AddAttributeWarning(attributePath(p), summary, detail)
+	case severity == diag.SeverityWarning:
+		diags.AddWarning(summary, detail)
+	case p != "":
+		diags.AddAttributeError(attributePath(p), summary, detail)
+	default:
+		diags.AddError(summary, detail)
+	}
 }
 
 // about is a message about the resource kind id, which it names as every

@@ -95,7 +95,7 @@ func (d *helmTemplateDataSource) ValidateConfig(ctx context.Context, req datasou
 	spec, _, diags := helmReleaseSpec(ctx, m.releaseModel())
 	resp.Diagnostics.Append(diags...)
 	if spec != nil {
-		addReleaseDiag(&resp.Diagnostics, "Invalid post-renderer", release.ValidatePostRenderers(spec.PostRenderers))
+		addError(&resp.Diagnostics, "Invalid post-renderer", release.ValidatePostRenderers(spec.PostRenderers))
 	}
 }
 

@@ -351,5 +351,9 @@ func setsReleaseDigest(t *testing.T) string {
 	if diags.HasError() || !known {
 		t.Fatalf("release spec: known %v, %v", known, diags)
 	}
-	return release.DigestValues(spec.Values)
+	values, err := release.InlineValues(spec.Values, spec.Sets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return release.DigestValues(values)
 }

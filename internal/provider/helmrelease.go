@@ -2,7 +2,6 @@ package provider
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/chart"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
-	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/release"
 )
 
@@ -67,9 +65,9 @@ func (r *helmReleaseResource) ValidateConfig(ctx context.Context, req resource.V
 		return
 	}
 	// Each check skips what it cannot see yet (unknown values are empty here).
-	addReleaseDiag(&resp.Diagnostics, "Invalid post-renderer", release.ValidatePostRenderers(spec.PostRenderers))
+	addError(&resp.Diagnostics, "Invalid post-renderer", release.ValidatePostRenderers(spec.PostRenderers))
 	if d := m.DriftDetection; d != nil {
-		addReleaseDiag(&resp.Diagnostics, "Invalid drift ignore rule", release.ValidateIgnoreRules(spec.DriftDetection.Ignore))
+		addError(&resp.Diagnostics, "Invalid drift ignore rule", release.ValidateIgnoreRules(spec.DriftDetection.Ignore))
 	}
 	validateDependencies(&resp.Diagnostics, m.Dependencies)
 	warnForceUnderSSA(&resp.Diagnostics, spec)
@@ -168,25 +166,4 @@ func (r *helmReleaseResource) inlineChartSpec(c *releaseChartModel) (chart.Spec,
 	spec := c.chartSpec(b.under("chart"), r.data)
 	known, diags := b.result()
 	return spec, known, diags
-}
-
-// chartDiag is an error of the chart engine about the release's chart
-// block: its attributes are under `chart`.
-func chartDiag(diags *diag.Diagnostics, summary string, m *helmReleaseModel, err error) {
-	addError(diags, summary, fielderr.Object(release.Kind, m.ID.ValueString(), fielderr.Under("chart", err)))
-}
-
-// addReleaseDiag attaches an engine error to the attribute it is about.
-func addReleaseDiag(diags *diag.Diagnostics, summary string, err error) {
-	var exists *release.ExistsError
-	var notReady *kube.DependencyNotReadyError
-	switch {
-	case errors.As(err, &exists):
-		diags.AddAttributeError(path.Root("release_name"), "Release already exists", err.Error()+". "+importAdvice(exists))
-	case errors.As(err, &notReady):
-		diags.AddError("Dependencies not ready", err.Error()+
-			". The release was not installed or upgraded, and no failure was counted: apply again once they are met.")
-	default:
-		addError(diags, summary, err)
-	}
 }

@@ -92,7 +92,7 @@ func (r *helmReleaseResource) reconcile(ctx context.Context, m, state *helmRelea
 	diags.Append(d...)
 	found, err := r.chartOnThisMachine(spec, m.Chart)
 	if err != nil {
-		addReleaseDiag(diags, "Cannot find the chart", fielderr.Object(release.Kind, m.ID.ValueString(), err))
+		addError(diags, "Cannot find the chart", fielderr.Object(release.Kind, m.ID.ValueString(), err))
 		return false, nil
 	}
 	known = known && found
@@ -125,7 +125,7 @@ func (r *helmReleaseResource) reconcile(ctx context.Context, m, state *helmRelea
 		if err == nil {
 			err = errors.New("the engine returned no status")
 		}
-		addReleaseDiag(diags, "Release failed", err)
+		addError(diags, "Release failed", err)
 		return false, nil
 	}
 	plannedMethod := m.ApplyMethod
@@ -137,7 +137,7 @@ func (r *helmReleaseResource) reconcile(ctx context.Context, m, state *helmRelea
 		m.ApplyMethod = plannedMethod
 	}
 	if err != nil {
-		addReleaseDiag(diags, "Release failed", err)
+		addError(diags, "Release failed", err)
 		return true, status.Fingerprints
 	}
 	// What the plan promised must be what happened; when the chart changed
@@ -169,7 +169,7 @@ func (r *helmReleaseResource) buildInlineChart(ctx context.Context, m *helmRelea
 	}
 	a, err := r.inlineArtifact(ctx, id, cspec, diags)
 	if err != nil {
-		chartDiag(diags, "Cannot fetch the chart", m, err)
+		addError(diags, "Cannot fetch the chart", fielderr.Object(release.Kind, m.ID.ValueString(), fielderr.Under("chart", err)))
 		return false
 	}
 	if keep != "" && a.Digest != keep {

@@ -38,7 +38,7 @@ func (r *helmReleaseResource) Delete(ctx context.Context, req resource.DeleteReq
 	case errors.As(err, &elsewhere):
 		resp.Diagnostics.AddWarning("Release left installed", err.Error()+". Destroy removes this resource from the state only.")
 	case err != nil:
-		addReleaseDiag(&resp.Diagnostics, "Uninstall failed", err)
+		addError(&resp.Diagnostics, "Uninstall failed", err)
 	case kept != "":
 		resp.Diagnostics.AddWarning("Objects left in the cluster",
 			about(release.Kind, state.ID.ValueString(), "Helm uninstalled release %s and left these objects, which destroy does not delete:\n%s", state.ReleaseName.ValueString(), kept))

@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/chart"
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/release"
 )
@@ -37,7 +38,7 @@ func (r *helmReleaseResource) ImportState(ctx context.Context, req resource.Impo
 		id, diags = releaseImportIdentity(ctx, req.Identity)
 		resp.Diagnostics.Append(diags...)
 	} else if parsed, err := release.ParseImportID(req.ID); err != nil {
-		resp.Diagnostics.AddError("Invalid import ID", err.Error())
+		addError(&resp.Diagnostics, "Invalid import ID", err)
 	} else {
 		id = parsed
 	}
@@ -55,7 +56,7 @@ func (r *helmReleaseResource) ImportState(ctx context.Context, req resource.Impo
 		if errors.As(err, &nf) {
 			err = fmt.Errorf("%w%s", err, r.importHint(ctx, id))
 		}
-		addReleaseDiag(&resp.Diagnostics, "Cannot import the release", err)
+		addError(&resp.Diagnostics, "Cannot import the release", err)
 		return
 	}
 	if byIdentity {
@@ -77,7 +78,7 @@ func (r *helmReleaseResource) ImportState(ctx context.Context, req resource.Impo
 	if len(imp.Values) > 0 {
 		v, err := tfValue(imp.Values)
 		if err != nil {
-			resp.Diagnostics.AddError("Cannot import the release values", fmt.Sprintf("release %s/%s: %v", storageNS, name, err))
+			addError(&resp.Diagnostics, "Cannot import the release values", fielderr.Object("release", storageNS+"/"+name, err))
 			return
 		}
 		m.Values = types.DynamicValue(v)
@@ -227,26 +228,4 @@ func (r *helmReleaseResource) importHint(ctx context.Context, id release.ImportI
 	alt := release.ImportIDOf(importIDSpec(ctx, id), id.Name, storageNS, imp.TargetNamespace)
 	return fmt.Sprintf(". The ID names the HelmRelease as Flux does, whose release is <target_namespace>-<name>; "+
 		"release %q in storage namespace %s is imported with the ID %q", id.Name, storageNS, alt)
-}
-
-// importAdvice says how to import the release e found, with the import ID
-// ImportState reads. A release of another stevedore_helmrelease instance
-// (its owner ID) is another configuration's, or a killed apply's of this
-// one: the advice names the owner and says which case an import is for, and
-// that the winner of a race may still be installing it.
-func importAdvice(e *release.ExistsError) string {
-	id := e.ImportID
-	if e.Owner.Kind != kube.OwnedByRelease || e.Owner.ID == "" {
-		return fmt.Sprintf("To manage it with this resource, import it (an import block, or terraform import) with the ID %q; "+
-			"to install another release, choose another release_name.", id)
-	}
-	who := fmt.Sprintf("Owner %s is another instance of a stevedore_helmrelease: one in another configuration, "+
-		"or an apply of this configuration that was killed before it saved state.", e.Owner.ID)
-	if e.Raced {
-		who = fmt.Sprintf("Owner %s, another configuration's stevedore_helmrelease, won the race for this release name; "+
-			"its apply may still be installing the release.", e.Owner.ID)
-	}
-	return who + fmt.Sprintf(" If the release is another configuration's, leave it to that one and choose another release_name here. "+
-		"Only if it is this configuration's (a killed apply of this one), and once no apply runs for it, import it "+
-		"(an import block, or terraform import) with the ID %q.", id)
 }

@@ -228,6 +228,7 @@ func helmReleaseSpec(ctx context.Context, m *helmReleaseModel) (*release.Spec, b
 
 // release reads the release's attributes into its spec.
 func (b *specBuilder) release(ctx context.Context, m *helmReleaseModel) *release.Spec {
+	values := b.values(m.Values)
 	spec := &release.Spec{
 		Name:               b.str("name", m.Name),
 		Namespace:          b.str("namespace", m.Namespace),
@@ -239,7 +240,8 @@ func (b *specBuilder) release(ctx context.Context, m *helmReleaseModel) *release
 		WaitStrategy:       b.str("wait_strategy", m.WaitStrategy),
 		PostRenderStrategy: b.str("post_render_strategy", m.PostRenderStrategy),
 		Timeout:            b.duration("timeout", m.Timeout),
-		Values:             b.sets(ctx, b.values(m.Values), m),
+		Values:             values,
+		Sets:               b.sets(ctx, values, m),
 		ValuesFrom:         b.valuesFrom(m.ValuesFrom),
 		ValuesWriteOnly:    b.writeOnlyValues(m.ValuesWO),
 		Install:            b.under("install").install(m.Install),

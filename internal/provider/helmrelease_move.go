@@ -105,7 +105,7 @@ func moveFromHelmRelease(ctx context.Context, req resource.MoveStateRequest, res
 	}
 	m, err := helmReleaseFromSource(req.SourceRawState.JSON)
 	if err != nil {
-		resp.Diagnostics.AddError("Cannot move the helm_release state", err.Error())
+		addError(&resp.Diagnostics, "Cannot move the helm_release state", err)
 		return
 	}
 	resp.Diagnostics.Append(setModel(ctx, &resp.TargetState, m)...)

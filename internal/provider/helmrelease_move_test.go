@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/release"
 )
 
 // helm_release state of hashicorp/helm 2.x (schema version 1, SDKv2: set
@@ -134,7 +135,11 @@ func TestMoveHelmReleaseV1(t *testing.T) {
 	}
 	want := map[string]any{"replicaCount": float64(2), "image": map[string]any{"tag": "1.2", "pullPolicy": "Always"},
 		"n": "2", "hosts": []any{"a", "b"}, "password": "s3cr3t"}
-	check("composed values", normalizeForTest(t, spec.Values), want)
+	composed, err := release.InlineValues(spec.Values, spec.Sets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("composed values", normalizeForTest(t, composed), want)
 	// The type "" of 2.x is no type.
 	var sets []setEntryModel
 	m.Set.ElementsAs(context.Background(), &sets, false)

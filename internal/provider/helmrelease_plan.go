@@ -67,7 +67,7 @@ func (r *helmReleaseResource) ModifyPlan(ctx context.Context, req resource.Modif
 		return
 	}
 	if found, err := r.chartOnThisMachine(spec, plan.Chart); err != nil {
-		addReleaseDiag(&resp.Diagnostics, "Cannot find the chart", fielderr.Object(release.Kind, plan.ID.ValueString(), err))
+		addError(&resp.Diagnostics, "Cannot find the chart", fielderr.Object(release.Kind, plan.ID.ValueString(), err))
 		return
 	} else if !found {
 		known = false
@@ -112,7 +112,7 @@ func (r *helmReleaseResource) ModifyPlan(ctx context.Context, req resource.Modif
 	resp.Diagnostics.Append(diags...)
 	p, err := r.engine().Plan(ctx, spec, prev)
 	if err != nil {
-		addReleaseDiag(&resp.Diagnostics, "Cannot plan the release", err)
+		addError(&resp.Diagnostics, "Cannot plan the release", err)
 		return
 	}
 	plan, diags = plannedRelease(p, plan, state, meta, spec)
@@ -139,7 +139,7 @@ func plannedRelease(p *release.Plan, plan helmReleaseModel, state *helmReleaseMo
 	plan.ConfigDigest = types.StringValue(p.ConfigDigest)
 	plan.PostRenderersDigest = types.StringValue(p.PostRenderersDigest)
 	if p.Conflict != nil {
-		addConflictWarning(&diags, id, p.Conflict)
+		addWarning(&diags, "Release already exists", fielderr.Object(release.Kind, id, &release.ConflictWarning{Exists: p.Conflict}))
 	}
 
 	if p.ChangedOutside != "" {
@@ -256,7 +256,7 @@ func (r *helmReleaseResource) planChart(ctx context.Context, spec *release.Spec,
 	}
 	a, err := r.inlineArtifact(ctx, plan.ID.ValueString(), cspec, &resp.Diagnostics)
 	if err != nil {
-		chartDiag(&resp.Diagnostics, "Cannot fetch the chart", plan, err)
+		addError(&resp.Diagnostics, "Cannot fetch the chart", fielderr.Object(release.Kind, plan.ID.ValueString(), fielderr.Under("chart", err)))
 		return nil, false
 	}
 	meta, err := chart.ReadMetadata(a.Path)
@@ -395,18 +395,6 @@ func (r *helmReleaseResource) warnCreateConflict(ctx context.Context, plan *helm
 		return
 	}
 	if c, err := r.engine().CreateConflict(ctx, spec); err == nil && c != nil {
-		addConflictWarning(&resp.Diagnostics, plan.ID.ValueString(), c)
+		addWarning(&resp.Diagnostics, "Release already exists", fielderr.Object(release.Kind, plan.ID.ValueString(), &release.ConflictWarning{Exists: c}))
 	}
-}
-
-// addConflictWarning says, at the plan of a create, what apply will do with
-// a release of the same name that is already in storage. Terraform plans the
-// replacement of a tainted resource (one whose create failed) as a create,
-// so the plan cannot tell it from a new resource: the warning says what
-// happens in either case, and what the plan line says tells them apart.
-func addConflictWarning(diags *diag.Diagnostics, id string, e *release.ExistsError) {
-	diags.AddWarning("Release already exists",
-		about(release.Kind, id, "%v. Apply refuses to create this resource over it and changes nothing, "+
-			"unless Terraform replaces this resource (the plan says it \"must be replaced\"): then the resource's destroy "+
-			"uninstalls its release first. %s", e, importAdvice(e)))
 }

@@ -30,7 +30,7 @@ func (r *helmReleaseResource) loadBook(ctx context.Context, m *helmReleaseModel,
 		// installs the release again.
 		m.Book = &releaseBook{}
 	case err != nil:
-		addReleaseDiag(&diags, "Cannot read the release history", fielderr.Object(release.Kind, m.ID.ValueString(), err))
+		addError(&diags, "Cannot read the release history", fielderr.Object(release.Kind, m.ID.ValueString(), err))
 		return false, diags
 	default:
 		m.Book = bookOf(imp.Status)
@@ -68,7 +68,7 @@ func (r *helmReleaseResource) Read(ctx context.Context, req resource.ReadRequest
 	}
 	status, err := r.engine().Observe(ctx, spec, prev)
 	if err != nil {
-		addReleaseDiag(&resp.Diagnostics, "Cannot read the release", err)
+		addError(&resp.Diagnostics, "Cannot read the release", err)
 		return
 	}
 	if status == nil {

@@ -83,22 +83,13 @@ func setListAttribute() schema.ListNestedAttribute {
 	}
 }
 
-// sets applies set, set_list and set_sensitive to values, in hashicorp/helm's
-// order. Unknown entries leave the spec unknown.
-func (b *specBuilder) sets(ctx context.Context, values map[string]any, m *helmReleaseModel) map[string]any {
-	apply := func(p path.Path, s release.SetValue, sensitive bool) {
-		if values == nil {
-			values = map[string]any{}
-		}
-		if err := release.SetInto(values, s); err != nil {
-			detail := err.Error()
-			if sensitive {
-				// The parser's messages may quote the value.
-				detail = "the value cannot be set at this path with this type (details hidden: the value is sensitive)"
-			}
-			b.diags.AddAttributeError(p, "Invalid set value", fmt.Sprintf("%s = %q: %s", p, s.Name, detail))
-		}
-	}
+// sets translates set, set_list and set_sensitive into the engine's entries,
+// in hashicorp/helm's order (release.Spec.Sets); the engine sets them into
+// values (release.InlineValues). Unknown entries leave the spec unknown. An
+// entry that cannot be set into values is an error on its attribute now, at
+// plan.
+func (b *specBuilder) sets(ctx context.Context, values map[string]any, m *helmReleaseModel) []release.SetValue {
+	var out []release.SetValue
 	for _, attr := range []struct {
 		name      string
 		list      types.List
@@ -112,26 +103,7 @@ func (b *specBuilder) sets(ctx context.Context, values map[string]any, m *helmRe
 			continue
 		}
 		if attr.name == "set_list" {
-			var entries []setListEntryModel
-			b.diags.Append(attr.list.ElementsAs(ctx, &entries, false)...)
-			for i, e := range entries {
-				if e.Name.IsUnknown() || e.Value.IsUnknown() {
-					b.unknownAt(fielderr.Index(attr.name, i))
-					continue
-				}
-				s := release.SetValue{Name: e.Name.ValueString(), IsList: true}
-				for _, el := range e.Value.Elements() {
-					sv, ok := el.(types.String)
-					switch {
-					case !ok || sv.IsNull():
-					case sv.IsUnknown():
-						b.unknownAt(fielderr.Index(attr.name, i))
-					default:
-						s.List = append(s.List, sv.ValueString())
-					}
-				}
-				apply(path.Root(attr.name).AtListIndex(i).AtName("name"), s, false)
-			}
+			out = append(out, b.setList(ctx, attr.name, attr.list)...)
 			continue
 		}
 		var entries []setEntryModel
@@ -141,16 +113,43 @@ func (b *specBuilder) sets(ctx context.Context, values map[string]any, m *helmRe
 				b.unknownAt(fielderr.Index(attr.name, i))
 				continue
 			}
-			p := path.Root(attr.name).AtListIndex(i)
+			p := fielderr.Index(attr.name, i) + ".name"
 			if e.Type.ValueString() == "json" && !attr.sensitive {
-				p = p.AtName("value")
-			} else {
-				p = p.AtName("name")
+				p = fielderr.Index(attr.name, i) + ".value"
 			}
-			apply(p, release.SetValue{Name: e.Name.ValueString(), Value: e.Value.ValueString(), Type: e.Type.ValueString()}, attr.sensitive)
+			out = append(out, release.SetValue{Name: e.Name.ValueString(), Value: e.Value.ValueString(), Type: e.Type.ValueString(),
+				Path: p, Sensitive: attr.sensitive})
 		}
 	}
-	return values
+	_, err := release.InlineValues(values, out)
+	addError(&b.diags, "Invalid set value", err)
+	return out
+}
+
+// setList translates the entries of set_list.
+func (b *specBuilder) setList(ctx context.Context, name string, list types.List) []release.SetValue {
+	var out []release.SetValue
+	var entries []setListEntryModel
+	b.diags.Append(list.ElementsAs(ctx, &entries, false)...)
+	for i, e := range entries {
+		if e.Name.IsUnknown() || e.Value.IsUnknown() {
+			b.unknownAt(fielderr.Index(name, i))
+			continue
+		}
+		s := release.SetValue{Name: e.Name.ValueString(), IsList: true, Path: fielderr.Index(name, i) + ".name"}
+		for _, el := range e.Value.Elements() {
+			sv, ok := el.(types.String)
+			switch {
+			case !ok || sv.IsNull():
+			case sv.IsUnknown():
+				b.unknownAt(fielderr.Index(name, i))
+			default:
+				s.List = append(s.List, sv.ValueString())
+			}
+		}
+		out = append(out, s)
+	}
+	return out
 }
 
 // valuesDocument reads one document of `values`: an object, or a YAML string

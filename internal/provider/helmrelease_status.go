@@ -124,18 +124,18 @@ func upgradeHelmReleaseState(steps ...func(map[string]json.RawMessage) error) fu
 	return func(_ context.Context, req resource.UpgradeStateRequest, resp *resource.UpgradeStateResponse) {
 		var state map[string]json.RawMessage
 		if err := json.Unmarshal(req.RawState.JSON, &state); err != nil {
-			resp.Diagnostics.AddError("Cannot upgrade the helmrelease state", err.Error())
+			addError(&resp.Diagnostics, "Cannot upgrade the helmrelease state", err)
 			return
 		}
 		for _, step := range steps {
 			if err := step(state); err != nil {
-				resp.Diagnostics.AddError("Cannot upgrade the helmrelease state", err.Error())
+				addError(&resp.Diagnostics, "Cannot upgrade the helmrelease state", err)
 				return
 			}
 		}
 		b, err := json.Marshal(state)
 		if err != nil {
-			resp.Diagnostics.AddError("Cannot upgrade the helmrelease state", err.Error())
+			addError(&resp.Diagnostics, "Cannot upgrade the helmrelease state", err)
 			return
 		}
 		resp.DynamicValue = &tfprotov6.DynamicValue{JSON: b}

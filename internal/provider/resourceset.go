@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -99,13 +100,13 @@ func (r *resourceSetResource) UpgradeState(context.Context) map[int64]resource.S
 func upgradeResourceSetStateV0(_ context.Context, req resource.UpgradeStateRequest, resp *resource.UpgradeStateResponse) {
 	var state map[string]json.RawMessage
 	if err := json.Unmarshal(req.RawState.JSON, &state); err != nil {
-		resp.Diagnostics.AddError("Cannot upgrade the resource set state", err.Error())
+		addError(&resp.Diagnostics, "Cannot upgrade the resource set state", err)
 		return
 	}
 	if inv, ok := state["inventory"]; ok && string(inv) != "null" {
 		var entries []map[string]json.RawMessage
 		if err := json.Unmarshal(inv, &entries); err != nil {
-			resp.Diagnostics.AddError("Cannot upgrade the resource set state", "inventory: "+err.Error())
+			addError(&resp.Diagnostics, "Cannot upgrade the resource set state", fmt.Errorf("inventory: %w", err))
 			return
 		}
 		for _, en := range entries {
@@ -115,14 +116,14 @@ func upgradeResourceSetStateV0(_ context.Context, req resource.UpgradeStateReque
 		}
 		b, err := json.Marshal(entries)
 		if err != nil {
-			resp.Diagnostics.AddError("Cannot upgrade the resource set state", "inventory: "+err.Error())
+			addError(&resp.Diagnostics, "Cannot upgrade the resource set state", fmt.Errorf("inventory: %w", err))
 			return
 		}
 		state["inventory"] = b
 	}
 	b, err := json.Marshal(state)
 	if err != nil {
-		resp.Diagnostics.AddError("Cannot upgrade the resource set state", err.Error())
+		addError(&resp.Diagnostics, "Cannot upgrade the resource set state", err)
 		return
 	}
 	resp.DynamicValue = &tfprotov6.DynamicValue{JSON: b}

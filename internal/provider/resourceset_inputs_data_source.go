@@ -9,12 +9,10 @@ import (
 	"regexp"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
-	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
 
-	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/inputs"
 )
 
@@ -75,7 +73,7 @@ func (d *resourceSetInputsDataSource) ValidateConfig(ctx context.Context, req da
 	resp.Diagnostics.Append(b.diags...)
 	for _, e := range spec.Validate() {
 		if !b.isUnknown(inputsFieldRoot(e.Path)) {
-			addFieldError(&resp.Diagnostics, e)
+			addError(&resp.Diagnostics, "Invalid "+inputsFieldRoot(e.Path), e)
 		}
 	}
 }
@@ -89,7 +87,7 @@ func (d *resourceSetInputsDataSource) Read(ctx context.Context, req datasource.R
 	spec, read := m.spec(ctx)
 	resp.Diagnostics.Append(read.diags...)
 	for _, e := range spec.Validate() {
-		addFieldError(&resp.Diagnostics, e)
+		addError(&resp.Diagnostics, "Invalid "+inputsFieldRoot(e.Path), e)
 	}
 	if resp.Diagnostics.HasError() {
 		return
@@ -179,12 +177,6 @@ func (f *inputsFilterModel) filter(b *specBuilder) inputs.Filter {
 	out.IncludeTag, out.ExcludeTag = b.str("include_tag", f.IncludeTag), b.str("exclude_tag", f.ExcludeTag)
 	out.Semver = b.str("semver", f.Semver)
 	return out
-}
-
-// addFieldError is a diagnostic on the attribute e names, summarized with
-// the block or attribute at its root.
-func addFieldError(diags *diag.Diagnostics, e *fielderr.Error) {
-	addError(diags, "Invalid "+inputsFieldRoot(e.Path), e)
 }
 
 var inputsFieldIndex = regexp.MustCompile(`^(.*)\[(\d+)\]$`)

@@ -2,7 +2,6 @@ package provider
 
 import (
 	"context"
-	"errors"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -81,7 +80,7 @@ func plannedSet(res *resourceset.Result, plan resourceSetModel, state *resourceS
 	var diags diag.Diagnostics
 	id := plan.ID.ValueString()
 	for _, w := range res.Warnings {
-		addWarning(&diags, w.Summary, w.Path, fielderr.Object(resourceset.Kind, id, errors.New(w.Message)))
+		addWarning(&diags, w.Summary, fielderr.Object(resourceset.Kind, id, w))
 	}
 	plan.Inventory = plannedInventoryValue(res.Inventory, res.Undecided, res.Steps)
 	plan.Manifests = types.StringValue(res.Manifests)

@@ -105,13 +105,13 @@ func (d *resourceSetRenderDataSource) Read(ctx context.Context, req datasource.R
 		return
 	}
 	for _, w := range res.Warnings {
-		addWarning(&resp.Diagnostics, w.Summary, w.Path, fielderr.Object(resourceset.Kind, id, errors.New(w.Message)))
+		addWarning(&resp.Diagnostics, w.Summary, fielderr.Object(resourceset.Kind, id, w))
 	}
 	objs := make([]renderedObject, len(res.Objects))
 	for i, o := range res.Objects {
 		y, err := yaml.Marshal(o.Object)
 		if err != nil {
-			resp.Diagnostics.AddError("Cannot render the resource set", about(resourceset.Kind, id, "%s %s: %v", o.GetKind(), o.GetName(), err))
+			addError(&resp.Diagnostics, "Cannot render the resource set", fielderr.Object(resourceset.Kind, id, fmt.Errorf("%s %s: %w", o.GetKind(), o.GetName(), err)))
 			return
 		}
 		objs[i] = renderedObject{obj: o, manifest: string(y)}

@@ -1,8 +1,18 @@
 // Package fielderr is the engines' one error about an attribute of a resource's
-// configuration, and the resource an error is about. The provider turns an
-// *Error into a diagnostic on the attribute (one adapter, in
-// internal/provider/diagnostics.go); the engines add an *ObjectError once, at
-// their entry points, so that every message names the resource once.
+// configuration, the resource an error is about, and what an error tells the
+// provider's one adapter (addError and addWarning in
+// internal/provider/diagnostics.go) about the diagnostic it becomes:
+//
+//   - the attribute it is on: an error that implements Attributed (an *Error
+//     does, with its Path; a release.ExistsError is on `release_name`);
+//     without one, the diagnostic is on the resource;
+//   - its summary: an error that implements Summarized names its own
+//     (`Release already exists`); else the caller's summary;
+//   - its advice: an error that implements Advised says what to do, and the
+//     adapter puts it after the error's text (`<text>. <advice>`).
+//
+// The engines add an *ObjectError once, at their entry points, so that every
+// message names the resource once.
 package fielderr
 
 import (
@@ -22,6 +32,50 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Path + ": " + e.Err.Error() }
 func (e *Error) Unwrap() error { return e.Err }
+
+// AttributePath is Path (Attributed).
+func (e *Error) AttributePath() string { return e.Path }
+
+// Attributed is an error about one attribute of the configuration: the
+// provider puts its diagnostic on the attribute at AttributePath (an *Error's
+// syntax), or on the resource when it is "".
+type Attributed interface {
+	error
+	AttributePath() string
+}
+
+// Summarized is an error that names the summary of its diagnostic, in place
+// of the one the provider's caller gives.
+type Summarized interface {
+	error
+	Summary() string
+}
+
+// Advised is an error that says what to do about it: the provider's
+// diagnostic is the error's text, ". ", and the advice.
+type Advised interface {
+	error
+	Advice() string
+}
+
+// Describe is what err says of its diagnostic: the attribute path ("" for
+// the resource), the summary ("" for the caller's) and the advice ("" for
+// none), each from the outermost error in err's chain that says it.
+func Describe(err error) (path, summary, advice string) {
+	var a Attributed
+	if errors.As(err, &a) {
+		path = a.AttributePath()
+	}
+	var s Summarized
+	if errors.As(err, &s) {
+		summary = s.Summary()
+	}
+	var ad Advised
+	if errors.As(err, &ad) {
+		advice = ad.Advice()
+	}
+	return path, summary, advice
+}
 
 // Errorf is an *Error at path with a formatted message.
 func Errorf(path, format string, args ...any) *Error {

@@ -16,6 +16,9 @@ func (r *request) awaitDependencies(ctx context.Context, act Action) error {
 		return nil
 	}
 	if err := r.deps.Wait(ctx, r.client, r.spec.Timeout, kube.DependencyPollInterval); err != nil {
+		if nr := (*kube.DependencyNotReadyError)(nil); errors.As(err, &nr) {
+			return &DependenciesNotReadyError{Err: err}
+		}
 		return err
 	}
 	r.depsMet = true
@@ -29,6 +32,19 @@ func releases(act Action) bool {
 		return true
 	}
 	return false
+}
+
+// DependenciesNotReadyError is an apply that stopped before it installed or
+// upgraded because its dependencies were not met in time: it wraps the
+// *kube.DependencyNotReadyError that says which, and says that nothing was
+// done (fielderr.Summarized, fielderr.Advised).
+type DependenciesNotReadyError struct{ Err error }
+
+func (e *DependenciesNotReadyError) Error() string   { return e.Err.Error() }
+func (e *DependenciesNotReadyError) Unwrap() error   { return e.Err }
+func (e *DependenciesNotReadyError) Summary() string { return "Dependencies not ready" }
+func (e *DependenciesNotReadyError) Advice() string {
+	return "The release was not installed or upgraded, and no failure was counted: apply again once they are met."
 }
 
 // dependencyProblem reports whether err stopped an apply at its

@@ -52,6 +52,52 @@ func (e *ExistsError) Error() string {
 	return b.String()
 }
 
+// AttributePath is `release_name` (fielderr.Attributed): another name is one
+// way out.
+func (e *ExistsError) AttributePath() string { return "release_name" }
+
+// Summary is the diagnostic's summary (fielderr.Summarized).
+func (e *ExistsError) Summary() string { return "Release already exists" }
+
+// Advice says how to import the release, with its import ID, or, when
+// another instance of a stevedore_helmrelease owns it (its owner ID is
+// known), which instance that may be and when an import is the right step
+// (fielderr.Advised).
+func (e *ExistsError) Advice() string {
+	id := e.ImportID
+	if e.Owner.Kind != kube.OwnedByRelease || e.Owner.ID == "" {
+		return fmt.Sprintf("To manage it with this resource, import it (an import block, or terraform import) with the ID %q; "+
+			"to install another release, choose another release_name.", id)
+	}
+	who := fmt.Sprintf("Owner %s is another instance of a stevedore_helmrelease: one in another configuration, "+
+		"or an apply of this configuration that was killed before it saved state.", e.Owner.ID)
+	if e.Raced {
+		who = fmt.Sprintf("Owner %s, another configuration's stevedore_helmrelease, won the race for this release name; "+
+			"its apply may still be installing the release.", e.Owner.ID)
+	}
+	return who + fmt.Sprintf(" If the release is another configuration's, leave it to that one and choose another release_name here. "+
+		"Only if it is this configuration's (a killed apply of this one), and once no apply runs for it, import it "+
+		"(an import block, or terraform import) with the ID %q.", id)
+}
+
+// ConflictWarning is the warning of the plan of a create about Exists, a
+// release of the same name already in storage: what apply will do with it.
+// Terraform plans the replacement of a tainted resource (one whose create
+// failed) as a create, so the plan cannot tell it from a new resource: the
+// advice says what happens in either case, and what the plan line says tells
+// them apart. It is about the resource, not release_name.
+type ConflictWarning struct{ Exists *ExistsError }
+
+func (w *ConflictWarning) Error() string         { return w.Exists.Error() }
+func (w *ConflictWarning) Unwrap() error         { return w.Exists }
+func (w *ConflictWarning) AttributePath() string { return "" }
+func (w *ConflictWarning) Summary() string       { return w.Exists.Summary() }
+func (w *ConflictWarning) Advice() string {
+	return "Apply refuses to create this resource over it and changes nothing, " +
+		"unless Terraform replaces this resource (the plan says it \"must be replaced\"): then the resource's destroy " +
+		"uninstalls its release first. " + w.Exists.Advice()
+}
+
 // ownerLabels are the labels of the release records spec's instance writes.
 func ownerLabels(spec *Spec) map[string]string {
 	if spec.Owner == "" {

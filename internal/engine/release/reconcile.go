@@ -87,14 +87,9 @@ func (e *Engine) prepare(ctx context.Context, spec *Spec, st *Status) (*request,
 	}
 	// values_from is read with the provider's own credentials, as
 	// helm-controller reads it with its own, not the service account's.
-	values, err := composeValues(ctx, c, spec)
+	values, digested, err := composeValues(ctx, c, spec)
 	if err != nil {
 		return nil, err
-	}
-	digested := values
-	if len(spec.ValuesWriteOnly) > 0 {
-		values = MergeValues(values, deepCopyValues(spec.ValuesWriteOnly))
-		digested = withoutWriteOnly(values, spec.ValuesWriteOnly)
 	}
 	sess, err := newSession(e.kube, spec)
 	if err != nil {

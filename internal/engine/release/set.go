@@ -1,6 +1,7 @@
 package release
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -25,6 +26,49 @@ type SetValue struct {
 	// hashicorp/helm's set_list sets it (`name={a,b}`, typed as --set types).
 	List   []string
 	IsList bool
+	// Path is the attribute an error about the entry is on (`set[0].name`,
+	// `set[1].value` for a json value, `set_list[0].name`).
+	Path string
+	// Sensitive hides the value from errors (set_sensitive).
+	Sensitive bool
+}
+
+// SetError is an entry of Spec.Sets that cannot be set into the values, on
+// the entry's attribute.
+type SetError struct {
+	Entry SetValue
+	Err   error
+}
+
+func (e *SetError) Error() string {
+	detail := e.Err.Error()
+	if e.Entry.Sensitive {
+		// The parser's messages may quote the value.
+		detail = "the value cannot be set at this path with this type (details hidden: the value is sensitive)"
+	}
+	return fmt.Sprintf("%s = %q: %s", e.Entry.Path, e.Entry.Name, detail)
+}
+func (e *SetError) Unwrap() error         { return e.Err }
+func (e *SetError) AttributePath() string { return e.Entry.Path }
+func (e *SetError) Summary() string       { return "Invalid set value" }
+
+// InlineValues are values with sets set into them, in order, on a copy: the
+// inline layer of the values (Spec.Values, then Spec.Sets), which
+// composeValues merges over values_from. The values are nil when both are
+// empty. The error joins a *SetError per entry that cannot be set; the
+// other entries are set.
+func InlineValues(values map[string]any, sets []SetValue) (map[string]any, error) {
+	out := deepCopyValues(values)
+	var errs []error
+	for _, s := range sets {
+		if out == nil {
+			out = map[string]any{}
+		}
+		if err := SetInto(out, s); err != nil {
+			errs = append(errs, &SetError{Entry: s, Err: err})
+		}
+	}
+	return out, errors.Join(errs...)
 }
 
 // SetInto sets s into values with Helm's own parser, helm.sh/helm/v4/pkg/strvals,

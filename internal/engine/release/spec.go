@@ -191,9 +191,14 @@ type Spec struct {
 	PlannedApplyMethod string
 
 	// Values are the inline values; ValuesFrom are merged first, in order (a
-	// TargetPath reference set into the result so far), and Values on top.
+	// TargetPath reference set into the result so far), and on top of them
+	// Values with Sets set into them (InlineValues).
 	Values     map[string]any
 	ValuesFrom []ValuesReference
+	// Sets are the entries of set, then set_list, then set_sensitive, each
+	// in its order, set into Values as hashicorp/helm's helm_release sets
+	// them (Helm's --set parser).
+	Sets []SetValue
 	// ValuesWriteOnly are merged last, over everything (`values_wo`, which
 	// Terraform never stores). No config digest covers them: the desired
 	// values and the release's stored ones are both digested without the

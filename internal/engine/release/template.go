@@ -72,7 +72,7 @@ func Template(ctx context.Context, spec *Spec, opts TemplateOptions) (*Templated
 	if err := checkChartDigest(spec); err != nil {
 		return nil, err
 	}
-	values, err := composeValues(ctx, nil, spec)
+	values, _, err := composeValues(ctx, nil, spec)
 	if err != nil {
 		return nil, err
 	}

@@ -30,17 +30,41 @@ func DigestValues(values map[string]any) string {
 	return fluxchartutil.DigestValues(digest.Canonical, normalizeValues(values)).String()
 }
 
-// composeValues reads the values_from objects and merges them with the inline
-// values as helm-controller does, with fluxcd/pkg/chartutil's
+// composeValues is the values of a release, layered in this order, the
+// only place that layers them (its table test pins it):
+//
+//  1. values_from, in order (a target_path reference set into the result so
+//     far, Helm --set style), as helm-controller merges them;
+//  2. the inline layer on top (InlineValues): the documents of `values`,
+//     then set, set_list and set_sensitive set into them, as hashicorp/helm's
+//     helm_release sets them;
+//  3. values_wo (Spec.ValuesWriteOnly) over everything.
+//
+// digested is the values without the paths values_wo sets, which the config
+// digest covers (values itself without values_wo).
+func composeValues(ctx context.Context, c client.Client, spec *Spec) (values, digested map[string]any, err error) {
+	values, err = composeReadValues(ctx, c, spec)
+	if err != nil || len(spec.ValuesWriteOnly) == 0 {
+		return values, values, err
+	}
+	values = MergeValues(values, deepCopyValues(spec.ValuesWriteOnly))
+	return values, withoutWriteOnly(values, spec.ValuesWriteOnly), nil
+}
+
+// composeReadValues reads the values_from objects and merges them with the
+// inline layer as helm-controller does, with fluxcd/pkg/chartutil's
 // ChartValuesFromReferences: references in order (a target_path reference set
-// into the result so far, Helm --set style), then the inline values on top.
+// into the result so far, Helm --set style), then the inline layer on top.
 //
 // Before handing over it checks every reference itself, because the library
 // tolerates a missing key on an optional reference (we do not: optional means
 // the object may be missing, a typo in the key is still an error) and because
 // its errors do not say which entry failed; ours name `values_from[i]`.
-func composeValues(ctx context.Context, c client.Client, spec *Spec) (map[string]any, error) {
-	inline := deepCopyValues(spec.Values)
+func composeReadValues(ctx context.Context, c client.Client, spec *Spec) (map[string]any, error) {
+	inline, err := InlineValues(spec.Values, spec.Sets)
+	if err != nil {
+		return nil, err
+	}
 	if len(spec.ValuesFrom) == 0 {
 		if inline == nil {
 			inline = map[string]any{}

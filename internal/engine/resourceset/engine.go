@@ -77,6 +77,13 @@ type Warning struct {
 	Message string
 }
 
+// Error is the warning's message: the provider adds it as it adds an error
+// (fielderr.Attributed), with its Summary.
+func (w Warning) Error() string { return w.Message }
+
+// AttributePath is Path (fielderr.Attributed).
+func (w Warning) AttributePath() string { return w.Path }
+
 func (e *Engine) factory(spec *Spec) (*kube.Factory, error) {
 	if spec.ServiceAccountName == "" {
 		return e.kube, nil
