@@ -5,6 +5,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v6/value"
 )
@@ -75,7 +76,7 @@ func extractMap(m map[string]any, set *fieldpath.Set) (map[string]any, bool) {
 			if out == nil {
 				out = map[string]any{}
 			}
-			out[k] = runtimeDeepCopy(v)
+			out[k] = runtime.DeepCopyJSONValue(v)
 		}
 	}
 	return out, out != nil
@@ -102,7 +103,7 @@ func extract(v any, set *fieldpath.Set) (any, bool) {
 						em = map[string]any{}
 					}
 					for _, f := range *pe.Key {
-						em[f.Name] = runtimeDeepCopy(m[f.Name])
+						em[f.Name] = runtime.DeepCopyJSONValue(m[f.Name])
 					}
 					ev, ok = em, true
 				}
@@ -112,7 +113,7 @@ func extract(v any, set *fieldpath.Set) (any, bool) {
 				}
 			}
 			if set.Members.Has(pe) {
-				out = append(out, runtimeDeepCopy(el))
+				out = append(out, runtime.DeepCopyJSONValue(el))
 			}
 		}
 		return out, out != nil
@@ -160,24 +161,4 @@ func listElement(el any, i int, set *fieldpath.Set) (fieldpath.PathElement, bool
 	set.Children.Iterate(match)
 	set.Members.Iterate(match)
 	return found, ok
-}
-
-// runtimeDeepCopy copies a JSON-compatible value.
-func runtimeDeepCopy(v any) any {
-	switch tv := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(tv))
-		for k, e := range tv {
-			out[k] = runtimeDeepCopy(e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(tv))
-		for i, e := range tv {
-			out[i] = runtimeDeepCopy(e)
-		}
-		return out
-	default:
-		return v
-	}
 }
