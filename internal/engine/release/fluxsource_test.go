@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
 )
@@ -111,12 +113,18 @@ func TestFluxChartSource(t *testing.T) {
 // TestImport_recordWithoutChart: a release whose latest record has lost its
 // chart (a corrupted or hand-edited record) is an error naming the release,
 // from the import, the plan of a configuration that imported it before, and
-// the listing; nothing panics.
+// the listing; nothing panics. Not parallel, and the broken record is
+// deleted before it returns: TestList lists every namespace of the cluster,
+// where a broken record fails the listing.
 func TestImport_recordWithoutChart(t *testing.T) {
-	t.Parallel()
 	ctx := testenv.Context(t)
 	e, c := newEngine(t)
 	ns := makeNamespace(t, c)
+	defer func() {
+		if err := c.DeleteAllOf(ctx, &corev1.Secret{}, client.InNamespace(ns), client.MatchingLabels{"owner": "helm", "name": "broken"}); err != nil {
+			t.Errorf("delete the broken record: %v", err)
+		}
+	}()
 	path, digest := podinfo(t, "1.0.0")
 	spec := &Spec{Name: "broken", Namespace: ns, Timeout: time.Minute, ChartPath: path, ChartDigest: digest}
 	st, err := e.Reconcile(ctx, spec, nil)
