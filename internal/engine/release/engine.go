@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	helmcommon "helm.sh/helm/v4/pkg/release/common"
@@ -27,6 +28,10 @@ type Engine struct {
 	// helm3Defaults is the provider's helm3_defaults (Spec.Helm3Defaults)
 	// for every spec the engine is given.
 	helm3Defaults bool
+	// noFlux is set once the API server said it serves no Flux HelmRelease
+	// (FluxChartSource): each later import would otherwise rediscover the
+	// API groups, for a kind that rarely appears while a provider runs.
+	noFlux atomic.Bool
 }
 
 // Option configures an Engine.

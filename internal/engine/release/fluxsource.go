@@ -43,13 +43,20 @@ type ChartSource struct {
 // its source cannot be read or is not a Helm or OCI repository (a
 // GitRepository or Bucket path).
 func (e *Engine) FluxChartSource(ctx context.Context, hrNamespace, hrName string, imp *Imported) (*ChartSource, string) {
+	if e.noFlux.Load() {
+		return nil, ""
+	}
 	c, err := e.kube.Client()
 	if err != nil {
 		return nil, err.Error()
 	}
 	hrRef := fmt.Sprintf("HelmRelease %s/%s", hrNamespace, hrName)
 	hr, err := getFlux(ctx, c, fluxHelmGroup, "HelmRelease", hrNamespace, hrName)
-	if meta.IsNoMatchError(err) || apierrors.IsNotFound(err) {
+	if meta.IsNoMatchError(err) {
+		e.noFlux.Store(true)
+		return nil, ""
+	}
+	if apierrors.IsNotFound(err) {
 		return nil, ""
 	}
 	if err != nil {
