@@ -2,6 +2,7 @@ package release
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 	"golang.org/x/sync/errgroup"
 	helmcommon "helm.sh/helm/v4/pkg/release/common"
 	helmrelease "helm.sh/helm/v4/pkg/release/v1"
+	"helm.sh/helm/v4/pkg/storage/driver"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -82,7 +84,13 @@ func (e *Engine) List(ctx context.Context, opts ListOptions) ([]Listed, error) {
 	if err := c.List(ctx, metas, listOpts...); err != nil {
 		return nil, fmt.Errorf("list Helm storage: %w", err)
 	}
-	latest := latestRecords(metas.Items)
+	return e.readLatest(latestRecords(metas.Items), opts)
+}
+
+// readLatest reads and describes the records of latest that opts selects. A
+// record deleted since the listing (its release uninstalled, on a cluster
+// other writers share) is left out, not an error.
+func (e *Engine) readLatest(latest []*metav1.PartialObjectMetadata, opts ListOptions) ([]Listed, error) {
 	rc, err := e.kube.RESTConfig()
 	if err != nil {
 		return nil, err
@@ -106,6 +114,9 @@ func (e *Engine) List(ctx context.Context, opts ListOptions) ([]Listed, error) {
 		}
 		g.Go(func() error {
 			rlsi, err := secretsDriver(cs, m.Namespace).Get(m.Name)
+			if errors.Is(err, driver.ErrReleaseNotFound) {
+				return nil // uninstalled since the listing
+			}
 			if err != nil {
 				return fmt.Errorf("release %s in storage namespace %s: read %s: %w", m.Labels["name"], m.Namespace, m.Name, err)
 			}

@@ -6,7 +6,10 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
@@ -119,5 +122,38 @@ func TestList(t *testing.T) {
 	}
 	if n != len(want) {
 		t.Errorf("every namespace: %d of this test's releases, want %d", n, len(want))
+	}
+}
+
+// A release uninstalled between List's listing of Helm storage and its read
+// of the latest record is left out, and the others are listed: on a cluster
+// that other writers share, a listing of every namespace must not fail
+// because some release went away meanwhile.
+func TestList_uninstalledSinceListing(t *testing.T) {
+	t.Parallel()
+	ctx := testenv.Context(t)
+	e, c := newEngine(t)
+	kc := testenv.Need(t).Cluster.Kubeconfig
+	ns := makeNamespace(t, c)
+	path, _ := podinfo(t, "1.0.0")
+	for _, name := range []string{"stays", "goes"} {
+		if _, err := testenv.HelmCLI(ctx, kc, "helm4", "install", name, path, "--namespace", ns); err != nil {
+			t.Fatal(err)
+		}
+	}
+	metas := &metav1.PartialObjectMetadataList{}
+	metas.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("SecretList"))
+	if err := c.List(ctx, metas, client.InNamespace(ns), client.MatchingLabels{"owner": "helm"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := testenv.HelmCLI(ctx, kc, "helm4", "uninstall", "goes", "--namespace", ns); err != nil {
+		t.Fatal(err)
+	}
+	got, err := e.readLatest(latestRecords(metas.Items), ListOptions{StorageNamespace: ns})
+	if err != nil {
+		t.Fatalf("a release uninstalled since the listing: %v", err)
+	}
+	if len(got) != 1 || got[0].Name != "stays" {
+		t.Errorf("listed %+v, want release stays alone", got)
 	}
 }
