@@ -390,7 +390,7 @@ output "listed" {
 			name      string
 			got, want []string
 		}{
-			{"all", listed.All, []string{"a stevedore 1 " + ns + "/a", "b stevedore 1 " + ns + "/b", "tenants flux-operator 0 -"}},
+			{"all", listed.All, []string{"a stevedore 1 " + ns + "/a", "b stevedore 1 " + ns + "/b", "tenants flux-operator 0 flux-operator:" + ns + "/tenants"}},
 			{"owner flux-operator", listed.FluxOperator, []string{"tenants"}},
 			{"label_selector", listed.Labelled, []string{"a"}},
 		} {

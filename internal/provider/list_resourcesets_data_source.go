@@ -49,9 +49,9 @@ func (d *resourceSetsDataSource) Schema(_ context.Context, _ datasource.SchemaRe
 					"mean two configurations' sets of one name, which the import refuses. Empty for a flux-operator ResourceSet."},
 			"objects": schema.Int64Attribute{Computed: true,
 				Description: "The number of objects: those that carry a stevedore set's labels, or the ResourceSet's `status.inventory`."},
-			"import_id": listedStr("The import ID of `stevedore_resourceset` (`<namespace>/<name>`) for a stevedore set; null for a " +
-				"flux-operator ResourceSet, whose objects a `stevedore_resourceset` takes over at its first apply with " +
-				"`take_over_from = [\"flux-operator\"]` (see the flux-operator migration guide)."),
+			"import_id": listedStr("The import ID of `stevedore_resourceset`: `<namespace>/<name>` for a stevedore set (null when its " +
+				"objects' labels do not name both); `flux-operator:<namespace>/<name>` for a flux-operator ResourceSet, which imports as its " +
+				"spec with `take_over_from = [\"flux-operator\"]`, the objects taken over at the next apply (see the flux-operator migration guide)."),
 		}},
 	}
 	resp.Schema = schema.Schema{
@@ -81,7 +81,7 @@ func (d *resourceSetsDataSource) Read(ctx context.Context, req datasource.ReadRe
 		}
 		importID := types.StringNull()
 		if s.Importable {
-			importID = types.StringValue(s.Namespace + "/" + s.Name)
+			importID = types.StringValue(resourceset.ImportIDOf(s))
 		}
 		elems = append(elems, types.ObjectValueMust(listedSetType.AttrTypes, map[string]attr.Value{
 			"namespace": types.StringValue(s.Namespace), "name": types.StringValue(s.Name), "owner": types.StringValue(s.Owner),

@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/resourceset"
 )
 
@@ -36,13 +39,19 @@ func (r *resourceSetResource) ImportState(ctx context.Context, req resource.Impo
 			return
 		}
 	}
-	ns, name, ok := strings.Cut(importID, "/")
+	rest, fluxOperator := strings.CutPrefix(importID, resourceset.FluxOperatorIDPrefix)
+	ns, name, ok := strings.Cut(rest, "/")
 	if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
-		resp.Diagnostics.AddError("Invalid import ID", fmt.Sprintf("import ID %q: want <namespace>/<name>", importID))
+		resp.Diagnostics.AddError("Invalid import ID", fmt.Sprintf("import ID %q: want <namespace>/<name>, or %s<namespace>/<name> for a flux-operator ResourceSet",
+			importID, resourceset.FluxOperatorIDPrefix))
 		return
 	}
 	if r.data == nil || r.data.unknown {
 		resp.Diagnostics.AddError("Provider not configured", "import needs a known provider configuration")
+		return
+	}
+	if fluxOperator {
+		r.importFluxOperator(ctx, ns, name, resp)
 		return
 	}
 	imp, err := r.engine().Import(ctx, ns, name)
@@ -89,4 +98,165 @@ func (r *resourceSetResource) ImportState(ctx context.Context, req resource.Impo
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 	resp.Diagnostics.Append(setResourceSetIdentity(ctx, resp.Identity, &m)...)
 	resp.Diagnostics.Append(writeOwner(ctx, resp.Private, imp.Owner)...)
+}
+
+// importFluxOperator imports the flux-operator ResourceSet ns/name as the
+// stevedore_resourceset ns/name that takes over its objects: the
+// configuration is the ResourceSet's spec (fluxOperatorSetModel), the
+// inventory is empty, and the owner ID is new. Nothing is written: the plan
+// that follows lists every object the first apply takes over (the apply
+// writes the set's owner labels on each, in place), and warns what the
+// configuration does not carry over.
+func (r *resourceSetResource) importFluxOperator(ctx context.Context, ns, name string, resp *resource.ImportStateResponse) {
+	fo, err := r.engine().ReadFluxOperator(ctx, ns, name)
+	if err != nil {
+		addError(&resp.Diagnostics, "Cannot import the resource set", err)
+		return
+	}
+	m, err := fluxOperatorSetModel(fo)
+	if err != nil {
+		addError(&resp.Diagnostics, "Cannot import the resource set", err)
+		return
+	}
+	for _, note := range fo.Notes {
+		resp.Diagnostics.AddWarning("flux-operator ResourceSet imported", note)
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+	resp.Diagnostics.Append(setResourceSetIdentity(ctx, resp.Identity, &m)...)
+	resp.Diagnostics.Append(writeOwner(ctx, resp.Private, kube.NewOwnerID())...)
+}
+
+// fluxOperatorSetModel is the state of a set imported from the flux-operator
+// ResourceSet fo: each attribute as a user writes it, null where the
+// ResourceSet leaves the default (wait, timeout), so that
+// `plan -generate-config-out` writes the ResourceSet's spec and nothing else.
+func fluxOperatorSetModel(fo *resourceset.FluxOperatorSet) (resourceSetModel, error) {
+	s := fo.Spec
+	str := func(v string) types.String {
+		if v == "" {
+			return types.StringNull()
+		}
+		return types.StringValue(v)
+	}
+	strMap := func(m map[string]string) types.Map {
+		if len(m) == 0 {
+			return types.MapNull(types.StringType)
+		}
+		vals := make(map[string]attr.Value, len(m))
+		for k, v := range m {
+			vals[k] = types.StringValue(v)
+		}
+		return types.MapValueMust(types.StringType, vals)
+	}
+	dynamic := func(what string, v []any) (types.Dynamic, error) {
+		if len(v) == 0 {
+			return types.DynamicNull(), nil
+		}
+		tv, err := tfValue(v)
+		if err != nil {
+			return types.DynamicNull(), fmt.Errorf("flux-operator ResourceSet %s/%s: %s: %w", s.Namespace, s.Name, what, err)
+		}
+		return types.DynamicValue(tv), nil
+	}
+	objects := func(ms []map[string]any) []any {
+		out := make([]any, len(ms))
+		for i, o := range ms {
+			out[i] = o
+		}
+		return out
+	}
+	m := resourceSetModel{
+		ID: types.StringValue(s.Namespace + "/" + s.Name), Name: types.StringValue(s.Name), Namespace: types.StringValue(s.Namespace),
+		ResourcesTemplate: str(s.ResourcesTemplate), Wait: types.BoolNull(), Timeout: types.StringNull(),
+		ServiceAccountName: str(s.ServiceAccountName), Force: types.BoolNull(),
+		TakeOverFrom:  types.ListValueMust(types.StringType, []attr.Value{types.StringValue(kube.TakeOverFluxOperator)}),
+		InputsFrom:    types.ListValueMust(inputsFromElemType(), nil),
+		InputStrategy: types.ObjectNull(inputStrategyAttrTypes()),
+		Inventory:     inventoryValue(nil, nil), Manifests: types.StringNull(),
+		Drift: types.ListValueMust(driftEntryType, nil), Changes: types.ListNull(driftEntryType), Conditions: types.ListNull(conditionType),
+	}
+	if s.Wait {
+		m.Wait = types.BoolValue(true)
+	}
+	if s.Timeout > 0 {
+		m.Timeout = types.StringValue(durationText(s.Timeout))
+	}
+	var err error
+	if m.Inputs, err = dynamic("spec.inputs", objects(s.Inputs)); err != nil {
+		return m, err
+	}
+	if m.Resources, err = dynamic("spec.resources", objects(s.Resources)); err != nil {
+		return m, err
+	}
+	steps := make([]any, len(s.Steps))
+	for i, st := range s.Steps {
+		step := map[string]any{"name": st.Name}
+		if st.Timeout > 0 {
+			step["timeout"] = durationText(st.Timeout)
+		}
+		if len(st.Resources) > 0 {
+			step["resources"] = objects(st.Resources)
+		}
+		if st.ResourcesTemplate != "" {
+			step["resources_template"] = st.ResourcesTemplate
+		}
+		steps[i] = step
+	}
+	if m.Steps, err = dynamic("spec.steps", steps); err != nil {
+		return m, err
+	}
+	if cm := s.CommonMetadata; len(cm.Labels) > 0 || len(cm.Annotations) > 0 {
+		m.CommonMetadata = &commonMetadataModel{Labels: strMap(cm.Labels), Annotations: strMap(cm.Annotations)}
+	}
+	for _, d := range s.Dependencies {
+		ready, expr := types.BoolNull(), str(d.ReadyExpr)
+		if d.Ready {
+			ready = types.BoolValue(true)
+		}
+		m.Dependencies = append(m.Dependencies, dependencyModel{APIVersion: types.StringValue(d.APIVersion), Kind: types.StringValue(d.Kind),
+			Name: types.StringValue(d.Name), Namespace: str(d.Namespace), Ready: ready, ReadyExpr: expr})
+	}
+	if s.InputStrategy != "" {
+		m.InputStrategy = types.ObjectValueMust(inputStrategyAttrTypes(), map[string]attr.Value{"name": types.StringValue(s.InputStrategy)})
+	}
+	refs := make([]attr.Value, 0, len(s.InputsFrom))
+	elem := inputsFromElemType().(types.ObjectType)
+	for _, ref := range s.InputsFrom {
+		sel := labelSelectorValue(elem.AttrTypes["selector"].(types.ObjectType), ref.Selector)
+		refs = append(refs, types.ObjectValueMust(elem.AttrTypes, map[string]attr.Value{
+			"api_version": str(ref.APIVersion), "kind": str(ref.Kind), "name": str(ref.Name), "selector": sel}))
+	}
+	m.InputsFrom = types.ListValueMust(elem, refs)
+	return m, nil
+}
+
+// labelSelectorValue is sel as a `selector` block of type t (null for nil).
+func labelSelectorValue(t types.ObjectType, sel *metav1.LabelSelector) types.Object {
+	if sel == nil {
+		return types.ObjectNull(t.AttrTypes)
+	}
+	labels := types.MapNull(types.StringType)
+	if len(sel.MatchLabels) > 0 {
+		vals := make(map[string]attr.Value, len(sel.MatchLabels))
+		for k, v := range sel.MatchLabels {
+			vals[k] = types.StringValue(v)
+		}
+		labels = types.MapValueMust(types.StringType, vals)
+	}
+	exprType := t.AttrTypes["match_expressions"].(types.ListType).ElemType.(types.ObjectType)
+	exprs := make([]attr.Value, 0, len(sel.MatchExpressions))
+	for _, e := range sel.MatchExpressions {
+		values := types.ListNull(types.StringType)
+		if len(e.Values) > 0 {
+			vs := make([]attr.Value, len(e.Values))
+			for i, v := range e.Values {
+				vs[i] = types.StringValue(v)
+			}
+			values = types.ListValueMust(types.StringType, vs)
+		}
+		exprs = append(exprs, types.ObjectValueMust(exprType.AttrTypes, map[string]attr.Value{
+			"key": types.StringValue(e.Key), "operator": types.StringValue(string(e.Operator)), "values": values}))
+	}
+	return types.ObjectValueMust(t.AttrTypes, map[string]attr.Value{
+		"match_labels": labels, "match_expressions": types.ListValueMust(exprType, exprs)})
 }

@@ -3,9 +3,10 @@
 data "stevedore_resourcesets" "all" {}
 
 # The stevedore sets of flux-system, imported into resource blocks by their
-# import ID (Terraform 1.7+, OpenTofu 1.7+). A flux-operator ResourceSet has
-# no import ID: a stevedore_resourceset takes its objects over at its first
-# apply with take_over_from = ["flux-operator"].
+# import ID (Terraform 1.7+, OpenTofu 1.7+). A flux-operator ResourceSet's
+# import ID is "flux-operator:<namespace>/<name>": its import writes the
+# ResourceSet's spec, with take_over_from = ["flux-operator"], and the next
+# apply takes its objects over (see the flux-operator migration guide).
 data "stevedore_resourcesets" "flux_system" {
   namespace = "flux-system"
   owner     = "stevedore"

@@ -48,10 +48,10 @@ type ListedSet struct {
 	// Objects is the number of objects of the set: those that carry a
 	// stevedore set's labels, or a ResourceSet's status.inventory.
 	Objects int
-	// Importable says that stevedore_resourceset's import takes the set
-	// (by <namespace>/<name>): a stevedore set's objects. A flux-operator
-	// ResourceSet's objects are taken over by the first apply of a set that
-	// allows it (take_over_from), not imported.
+	// Importable says that stevedore_resourceset's import takes the set, by
+	// ImportIDOf: a stevedore set whose objects' labels name its namespace
+	// and name, or a flux-operator ResourceSet (whose objects the apply after
+	// the import takes over).
 	Importable bool
 }
 
@@ -156,7 +156,7 @@ func (e *Engine) listFluxOperator(ctx context.Context, opts ListOptions, gvk sch
 	out := make([]ListedSet, 0, len(list.Items))
 	for _, o := range list.Items {
 		entries, _, _ := unstructured.NestedSlice(o.Object, "status", "inventory", "entries")
-		out = append(out, ListedSet{Namespace: o.GetNamespace(), Name: o.GetName(), Owner: kube.TakeOverFluxOperator, Objects: len(entries)})
+		out = append(out, ListedSet{Namespace: o.GetNamespace(), Name: o.GetName(), Owner: kube.TakeOverFluxOperator, Objects: len(entries), Importable: true})
 	}
 	return out, nil
 }

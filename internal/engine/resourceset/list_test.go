@@ -1,7 +1,9 @@
 package resourceset
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -66,13 +68,13 @@ metadata: {name: b, namespace: %[1]s}
 		opts ListOptions
 		want string
 	}{
-		{ListOptions{Namespace: ns}, fmt.Sprintf("%[1]s/tenants flux-operator objects=3 owners=0 importable=false\n%[1]s/web stevedore objects=2 owners=1 importable=true", ns)},
+		{ListOptions{Namespace: ns}, fmt.Sprintf("%[1]s/tenants flux-operator objects=3 owners=0 importable=true\n%[1]s/web stevedore objects=2 owners=1 importable=true", ns)},
 		{ListOptions{Namespace: ns, Owner: kube.ListedStevedore}, fmt.Sprintf("%s/web stevedore objects=2 owners=1 importable=true", ns)},
-		{ListOptions{Namespace: ns, Owner: kube.TakeOverFluxOperator}, fmt.Sprintf("%s/tenants flux-operator objects=3 owners=0 importable=false", ns)},
+		{ListOptions{Namespace: ns, Owner: kube.TakeOverFluxOperator}, fmt.Sprintf("%s/tenants flux-operator objects=3 owners=0 importable=true", ns)},
 		// A stevedore set is listed when one of its objects matches (and
 		// counts them all); a ResourceSet by its own labels.
 		{ListOptions{Namespace: ns, Selector: labels.SelectorFromSet(labels.Set{"tier": "front"})}, fmt.Sprintf("%s/web stevedore objects=2 owners=1 importable=true", ns)},
-		{ListOptions{Namespace: ns, Selector: labels.SelectorFromSet(labels.Set{"team": "a"})}, fmt.Sprintf("%s/tenants flux-operator objects=3 owners=0 importable=false", ns)},
+		{ListOptions{Namespace: ns, Selector: labels.SelectorFromSet(labels.Set{"team": "a"})}, fmt.Sprintf("%s/tenants flux-operator objects=3 owners=0 importable=true", ns)},
 		{ListOptions{Namespace: ns + "-none"}, ""},
 	} {
 		got, err := e.List(ctx, tc.opts)
@@ -91,6 +93,24 @@ metadata: {name: b, namespace: %[1]s}
 	// The stevedore set is imported by <namespace>/<name>.
 	if imp, err := e.Import(ctx, ns, "web"); err != nil || imp.Owner != owner || len(imp.Inventory) != 2 {
 		t.Errorf("import %s/web: %+v, %v", ns, imp, err)
+	}
+	// The ResourceSet is read by its import ID's namespace and name.
+	if fo, err := e.ReadFluxOperator(ctx, ns, "tenants"); err != nil || fo.Spec.Name != "tenants" || fo.Objects != 3 ||
+		!slices.Equal(fo.Spec.TakeOverFrom, []string{kube.TakeOverFluxOperator}) {
+		t.Errorf("read flux-operator ResourceSet %s/tenants: %+v, %v", ns, fo, err)
+	}
+	// An import that names nothing lists the candidates, by import ID.
+	candidates := fmt.Sprintf("import by the IDs flux-operator:%[1]s/tenants, %[1]s/web", ns)
+	if _, err := e.Import(ctx, ns, "nope"); err == nil || !strings.Contains(err.Error(), candidates) {
+		t.Errorf("import %s/nope: %v, want the candidates %q", ns, err, candidates)
+	}
+	if _, err := e.ReadFluxOperator(ctx, ns, "nope"); err == nil || !strings.Contains(err.Error(), "no flux-operator ResourceSet "+ns+"/nope") ||
+		!strings.Contains(err.Error(), candidates) {
+		t.Errorf("read flux-operator ResourceSet %s/nope: %v, want the candidates %q", ns, err, candidates)
+	}
+	var nf *NotFoundError
+	if _, err := e.Import(ctx, ns+"-none", "nope"); !errors.As(err, &nf) || !strings.Contains(err.Error(), "no resource set in namespace") {
+		t.Errorf("import from a namespace without sets: %v", err)
 	}
 	// A kind the cluster does not serve: none, no error.
 	none, err := e.listFluxOperator(ctx, ListOptions{}, schema.GroupVersionKind{Group: "fluxcd.controlplane.io", Version: "v9", Kind: "ResourceSet"})

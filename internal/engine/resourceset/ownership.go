@@ -470,11 +470,25 @@ type Imported struct {
 	Objects []map[string]any
 }
 
-// NotFoundError is an import of a set that has no object in the cluster.
-type NotFoundError struct{ Namespace, Name string }
+// NotFoundError is an import that found nothing: no object carries the
+// labels of the stevedore set Namespace/Name, or (FluxOperator) there is no
+// flux-operator ResourceSet of that name. Candidates are the import IDs of
+// the sets the namespace holds.
+type NotFoundError struct {
+	Namespace, Name string
+	FluxOperator    bool
+	Candidates      []string
+}
 
 func (e *NotFoundError) Error() string {
-	return fmt.Sprintf("no object in the cluster carries the owner labels of set %s/%s", e.Namespace, e.Name)
+	what := fmt.Sprintf("no object in the cluster carries the owner labels of set %s/%s", e.Namespace, e.Name)
+	if e.FluxOperator {
+		what = fmt.Sprintf("no flux-operator ResourceSet %s/%s", e.Namespace, e.Name)
+	}
+	if len(e.Candidates) == 0 {
+		return fmt.Sprintf("%s, and no resource set in namespace %s to import", what, e.Namespace)
+	}
+	return fmt.Sprintf("%s; the resource sets of namespace %s import by the IDs %s", what, e.Namespace, strings.Join(e.Candidates, ", "))
 }
 
 // Import finds the objects of the set name in namespace, in every kind the
@@ -490,7 +504,7 @@ func (e *Engine) Import(ctx context.Context, namespace, name string) (*Imported,
 		return nil, objectError(spec, err)
 	}
 	if len(objs) == 0 {
-		return nil, objectError(spec, &NotFoundError{Namespace: namespace, Name: name})
+		return nil, objectError(spec, &NotFoundError{Namespace: namespace, Name: name, Candidates: e.importIDs(ctx, namespace)})
 	}
 	objs = appliedBy(objs, e.kube.FieldManager())
 	owners := map[string][]string{}
