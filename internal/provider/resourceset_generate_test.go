@@ -174,17 +174,22 @@ func TestAccResourceSet_generateConfigFluxOperator(t *testing.T) {
 		if err := kc.Create(ctx, rs); err != nil {
 			t.Fatal(err)
 		}
+		get := func(o string) *unstructured.Unstructured {
+			t.Helper()
+			kind, name, _ := strings.Cut(o, "/")
+			u := &unstructured.Unstructured{}
+			u.SetAPIVersion("v1")
+			u.SetKind(kind)
+			if err := kc.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, u); err != nil {
+				t.Fatal(err)
+			}
+			return u
+		}
 		type live struct{ uid, content string }
 		read := func() map[string]live {
 			out := map[string]live{}
 			for _, o := range objects {
-				kind, name, _ := strings.Cut(o, "/")
-				u := &unstructured.Unstructured{}
-				u.SetAPIVersion("v1")
-				u.SetKind(kind)
-				if err := kc.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, u); err != nil {
-					t.Fatal(err)
-				}
+				u := get(o)
 				labels := u.GetLabels()
 				for k := range labels {
 					if strings.HasPrefix(k, "stevedore.dev/") {
@@ -230,14 +235,7 @@ func TestAccResourceSet_generateConfigFluxOperator(t *testing.T) {
 			t.Errorf("%s: the take-over changed more than the owner labels:\nbefore %v\nafter  %v", c.name, before, after)
 		}
 		for _, o := range objects {
-			kind, name, _ := strings.Cut(o, "/")
-			u := &unstructured.Unstructured{}
-			u.SetAPIVersion("v1")
-			u.SetKind(kind)
-			if err := kc.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, u); err != nil {
-				t.Fatal(err)
-			}
-			if u.GetLabels()[kube.SetNameLabel] != "tenants" {
+			if u := get(o); u.GetLabels()[kube.SetNameLabel] != "tenants" {
 				t.Errorf("%s: %s not taken over: labels %v", c.name, o, u.GetLabels())
 			}
 		}
