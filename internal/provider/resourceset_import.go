@@ -132,45 +132,13 @@ func (r *resourceSetResource) importFluxOperator(ctx context.Context, ns, name s
 // `plan -generate-config-out` writes the ResourceSet's spec and nothing else.
 func fluxOperatorSetModel(fo *resourceset.FluxOperatorSet) (resourceSetModel, error) {
 	s := fo.Spec
-	str := func(v string) types.String {
-		if v == "" {
-			return types.StringNull()
-		}
-		return types.StringValue(v)
-	}
-	strMap := func(m map[string]string) types.Map {
-		if len(m) == 0 {
-			return types.MapNull(types.StringType)
-		}
-		vals := make(map[string]attr.Value, len(m))
-		for k, v := range m {
-			vals[k] = types.StringValue(v)
-		}
-		return types.MapValueMust(types.StringType, vals)
-	}
-	dynamic := func(what string, v []any) (types.Dynamic, error) {
-		if len(v) == 0 {
-			return types.DynamicNull(), nil
-		}
-		tv, err := tfValue(v)
-		if err != nil {
-			return types.DynamicNull(), fmt.Errorf("flux-operator ResourceSet %s/%s: %s: %w", s.Namespace, s.Name, what, err)
-		}
-		return types.DynamicValue(tv), nil
-	}
-	objects := func(ms []map[string]any) []any {
-		out := make([]any, len(ms))
-		for i, o := range ms {
-			out[i] = o
-		}
-		return out
-	}
 	m := resourceSetModel{
 		ID: types.StringValue(s.Namespace + "/" + s.Name), Name: types.StringValue(s.Name), Namespace: types.StringValue(s.Namespace),
-		ResourcesTemplate: str(s.ResourcesTemplate), Wait: types.BoolNull(), Timeout: types.StringNull(),
-		ServiceAccountName: str(s.ServiceAccountName), Force: types.BoolNull(),
+		ResourcesTemplate: nullIfEmpty(s.ResourcesTemplate), Wait: types.BoolNull(), Timeout: types.StringNull(),
+		ServiceAccountName: nullIfEmpty(s.ServiceAccountName), Force: types.BoolNull(),
 		TakeOverFrom:  types.ListValueMust(types.StringType, []attr.Value{types.StringValue(kube.TakeOverFluxOperator)}),
-		InputsFrom:    types.ListValueMust(inputsFromElemType(), nil),
+		Dependencies:  dependencyModels(s.Dependencies),
+		InputsFrom:    inputsFromValue(s.InputsFrom),
 		InputStrategy: types.ObjectNull(inputStrategyAttrTypes()),
 		Inventory:     inventoryValue(nil, nil), Manifests: types.StringNull(),
 		Drift: types.ListValueMust(driftEntryType, nil), Changes: types.ListNull(driftEntryType), Conditions: types.ListNull(conditionType),
@@ -181,53 +149,115 @@ func fluxOperatorSetModel(fo *resourceset.FluxOperatorSet) (resourceSetModel, er
 	if s.Timeout > 0 {
 		m.Timeout = types.StringValue(durationText(s.Timeout))
 	}
+	if s.InputStrategy != "" {
+		m.InputStrategy = types.ObjectValueMust(inputStrategyAttrTypes(), map[string]attr.Value{"name": types.StringValue(s.InputStrategy)})
+	}
+	if cm := s.CommonMetadata; len(cm.Labels) > 0 || len(cm.Annotations) > 0 {
+		m.CommonMetadata = &commonMetadataModel{Labels: stringMapValue(cm.Labels), Annotations: stringMapValue(cm.Annotations)}
+	}
 	var err error
-	if m.Inputs, err = dynamic("spec.inputs", objects(s.Inputs)); err != nil {
-		return m, err
+	for _, f := range []struct {
+		to   *types.Dynamic
+		what string
+		v    []any
+	}{{&m.Inputs, "spec.inputs", anyObjects(s.Inputs)}, {&m.Resources, "spec.resources", anyObjects(s.Resources)}, {&m.Steps, "spec.steps", stepObjects(s.Steps)}} {
+		if *f.to, err = dynamicList(f.v); err != nil {
+			return m, fmt.Errorf("flux-operator ResourceSet %s/%s: %s: %w", s.Namespace, s.Name, f.what, err)
+		}
 	}
-	if m.Resources, err = dynamic("spec.resources", objects(s.Resources)); err != nil {
-		return m, err
+	return m, nil
+}
+
+// dynamicList is v as a dynamic value, null when v is empty.
+func dynamicList(v []any) (types.Dynamic, error) {
+	if len(v) == 0 {
+		return types.DynamicNull(), nil
 	}
-	steps := make([]any, len(s.Steps))
-	for i, st := range s.Steps {
+	tv, err := tfValue(v)
+	if err != nil {
+		return types.DynamicNull(), err
+	}
+	return types.DynamicValue(tv), nil
+}
+
+// anyObjects is ms as a list of values.
+func anyObjects(ms []map[string]any) []any {
+	out := make([]any, len(ms))
+	for i, o := range ms {
+		out[i] = o
+	}
+	return out
+}
+
+// stepObjects are steps as the `steps` attribute is written: name, and
+// timeout, resources and resources_template where set.
+func stepObjects(steps []resourceset.Step) []any {
+	out := make([]any, len(steps))
+	for i, st := range steps {
 		step := map[string]any{"name": st.Name}
 		if st.Timeout > 0 {
 			step["timeout"] = durationText(st.Timeout)
 		}
 		if len(st.Resources) > 0 {
-			step["resources"] = objects(st.Resources)
+			step["resources"] = anyObjects(st.Resources)
 		}
 		if st.ResourcesTemplate != "" {
 			step["resources_template"] = st.ResourcesTemplate
 		}
-		steps[i] = step
+		out[i] = step
 	}
-	if m.Steps, err = dynamic("spec.steps", steps); err != nil {
-		return m, err
+	return out
+}
+
+// stringMapValue is m, null when empty.
+func stringMapValue(m map[string]string) types.Map {
+	if len(m) == 0 {
+		return types.MapNull(types.StringType)
 	}
-	if cm := s.CommonMetadata; len(cm.Labels) > 0 || len(cm.Annotations) > 0 {
-		m.CommonMetadata = &commonMetadataModel{Labels: strMap(cm.Labels), Annotations: strMap(cm.Annotations)}
+	vals := make(map[string]attr.Value, len(m))
+	for k, v := range m {
+		vals[k] = types.StringValue(v)
 	}
-	for _, d := range s.Dependencies {
-		ready, expr := types.BoolNull(), str(d.ReadyExpr)
+	return types.MapValueMust(types.StringType, vals)
+}
+
+// stringListValue is l, null when empty.
+func stringListValue(l []string) types.List {
+	if len(l) == 0 {
+		return types.ListNull(types.StringType)
+	}
+	vals := make([]attr.Value, len(l))
+	for i, v := range l {
+		vals[i] = types.StringValue(v)
+	}
+	return types.ListValueMust(types.StringType, vals)
+}
+
+// dependencyModels are deps as `dependencies` blocks are written: ready only
+// when true, namespace and ready_expr only when set.
+func dependencyModels(deps []resourceset.Dependency) []dependencyModel {
+	var out []dependencyModel
+	for _, d := range deps {
+		ready := types.BoolNull()
 		if d.Ready {
 			ready = types.BoolValue(true)
 		}
-		m.Dependencies = append(m.Dependencies, dependencyModel{APIVersion: types.StringValue(d.APIVersion), Kind: types.StringValue(d.Kind),
-			Name: types.StringValue(d.Name), Namespace: str(d.Namespace), Ready: ready, ReadyExpr: expr})
+		out = append(out, dependencyModel{APIVersion: types.StringValue(d.APIVersion), Kind: types.StringValue(d.Kind),
+			Name: types.StringValue(d.Name), Namespace: nullIfEmpty(d.Namespace), Ready: ready, ReadyExpr: nullIfEmpty(d.ReadyExpr)})
 	}
-	if s.InputStrategy != "" {
-		m.InputStrategy = types.ObjectValueMust(inputStrategyAttrTypes(), map[string]attr.Value{"name": types.StringValue(s.InputStrategy)})
-	}
-	refs := make([]attr.Value, 0, len(s.InputsFrom))
+	return out
+}
+
+// inputsFromValue is refs as the `inputs_from` blocks.
+func inputsFromValue(refs []resourceset.InputsFrom) types.List {
 	elem := inputsFromElemType().(types.ObjectType)
-	for _, ref := range s.InputsFrom {
-		sel := labelSelectorValue(elem.AttrTypes["selector"].(types.ObjectType), ref.Selector)
-		refs = append(refs, types.ObjectValueMust(elem.AttrTypes, map[string]attr.Value{
-			"api_version": str(ref.APIVersion), "kind": str(ref.Kind), "name": str(ref.Name), "selector": sel}))
+	vals := make([]attr.Value, 0, len(refs))
+	for _, ref := range refs {
+		vals = append(vals, types.ObjectValueMust(elem.AttrTypes, map[string]attr.Value{
+			"api_version": nullIfEmpty(ref.APIVersion), "kind": nullIfEmpty(ref.Kind), "name": nullIfEmpty(ref.Name),
+			"selector": labelSelectorValue(elem.AttrTypes["selector"].(types.ObjectType), ref.Selector)}))
 	}
-	m.InputsFrom = types.ListValueMust(elem, refs)
-	return m, nil
+	return types.ListValueMust(elem, vals)
 }
 
 // labelSelectorValue is sel as a `selector` block of type t (null for nil).
@@ -235,28 +265,12 @@ func labelSelectorValue(t types.ObjectType, sel *metav1.LabelSelector) types.Obj
 	if sel == nil {
 		return types.ObjectNull(t.AttrTypes)
 	}
-	labels := types.MapNull(types.StringType)
-	if len(sel.MatchLabels) > 0 {
-		vals := make(map[string]attr.Value, len(sel.MatchLabels))
-		for k, v := range sel.MatchLabels {
-			vals[k] = types.StringValue(v)
-		}
-		labels = types.MapValueMust(types.StringType, vals)
-	}
 	exprType := t.AttrTypes["match_expressions"].(types.ListType).ElemType.(types.ObjectType)
 	exprs := make([]attr.Value, 0, len(sel.MatchExpressions))
 	for _, e := range sel.MatchExpressions {
-		values := types.ListNull(types.StringType)
-		if len(e.Values) > 0 {
-			vs := make([]attr.Value, len(e.Values))
-			for i, v := range e.Values {
-				vs[i] = types.StringValue(v)
-			}
-			values = types.ListValueMust(types.StringType, vs)
-		}
 		exprs = append(exprs, types.ObjectValueMust(exprType.AttrTypes, map[string]attr.Value{
-			"key": types.StringValue(e.Key), "operator": types.StringValue(string(e.Operator)), "values": values}))
+			"key": types.StringValue(e.Key), "operator": types.StringValue(string(e.Operator)), "values": stringListValue(e.Values)}))
 	}
 	return types.ObjectValueMust(t.AttrTypes, map[string]attr.Value{
-		"match_labels": labels, "match_expressions": types.ListValueMust(exprType, exprs)})
+		"match_labels": stringMapValue(sel.MatchLabels), "match_expressions": types.ListValueMust(exprType, exprs)})
 }
