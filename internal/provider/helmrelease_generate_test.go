@@ -80,13 +80,7 @@ func appliesUnchanged(t *testing.T, w *workspace, releases [][2]string, ns strin
 // `resource "stevedore_helmrelease"` of it, of which there must be n.
 func generateReleases(t *testing.T, w *workspace, n int) (out, gen string, blocks []string) {
 	t.Helper()
-	out = w.must("plan", "-generate-config-out=generated.tf", "-input=false")
-	data, err := os.ReadFile(filepath.Join(w.dir, "generated.tf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	gen = string(data)
-	t.Logf("%s generated.tf:\n%s", w.cli.name, gen)
+	out, gen, _ = generateConfig(t, w)
 	blocks = strings.Split(gen, "resource \"stevedore_helmrelease\"")[1:]
 	if len(blocks) != n {
 		t.Fatalf("%s: %d resource blocks generated, want %d:\n%s", w.cli.name, len(blocks), n, gen)

@@ -16,10 +16,10 @@ import (
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
 )
 
-// generateSet runs `plan -generate-config-out=generated.tf` in w, which must
+// generateConfig runs `plan -generate-config-out=generated.tf` in w, which must
 // succeed, and returns its output, the file, and the file with its
 // whitespace folded to single spaces.
-func generateSet(t *testing.T, w *workspace) (out, gen, flat string) {
+func generateConfig(t *testing.T, w *workspace) (out, gen, flat string) {
 	t.Helper()
 	out = w.must("plan", "-generate-config-out=generated.tf", "-input=false")
 	data, err := os.ReadFile(filepath.Join(w.dir, "generated.tf"))
@@ -101,7 +101,7 @@ resource "stevedore_resourceset" "apps" {
 		}
 
 		w := newWorkspace(t, c, providerBlock("")+fmt.Sprintf("import {\n  to = stevedore_resourceset.apps\n  id = \"%s/apps\"\n}\n", ns))
-		_, gen, flat := generateSet(t, w)
+		_, gen, flat := generateConfig(t, w)
 		for _, s := range []string{`kind = "ConfigMap"`, `kind = "Deployment"`, `kind = "Service"`, `kind = "ResourceSetInputProvider"`,
 			`replicas = 2`, `image = "nginx:1.27"`, "force = null", "timeout = null", "wait = null", `team = "a"`, `env = "prod"`, `targetPort = 80`} {
 			if !strings.Contains(flat, s) {
@@ -212,7 +212,7 @@ func TestAccResourceSet_generateConfigFluxOperator(t *testing.T) {
 		before := read()
 
 		w := newWorkspace(t, c, providerBlock("")+fmt.Sprintf("import {\n  to = stevedore_resourceset.tenants\n  id = \"flux-operator:%s/tenants\"\n}\n", ns))
-		out, _, flat := generateSet(t, w)
+		out, _, flat := generateConfig(t, w)
 		for _, s := range []string{`take_over_from = ["flux-operator"]`, `name = "config"`, `timeout = "1m"`, `name = "accounts"`,
 			"cfg-<< inputs.tenant >>", `name = "sa-<< inputs.tenant >>"`, `tenant = "a"`, `replicas = 2`, `team = "platform"`,
 			`kind = "ConfigMap"`, `name = "base"`, "wait = null", "force = null", "resources = null"} {

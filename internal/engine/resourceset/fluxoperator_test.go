@@ -53,8 +53,8 @@ status:
   inventory: {entries: [{id: a, v: v1}, {id: b, v: v1}]}
 `,
 		want: &Spec{Name: "tenants", Namespace: "flux-system", TakeOverFrom: []string{kube.TakeOverFluxOperator},
-			Inputs:     []map[string]any{{"tenant": "a", "replicas": int64(2)}, {"tenant": "b", "replicas": int64(3)}},
-			InputsFrom: []InputsFrom{{Kind: "ResourceSetInputProvider", Name: "prs"}, {Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"env": "prod"}}}},
+			Inputs:        []map[string]any{{"tenant": "a", "replicas": int64(2)}, {"tenant": "b", "replicas": int64(3)}},
+			InputsFrom:    []InputsFrom{{Kind: "ResourceSetInputProvider", Name: "prs"}, {Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"env": "prod"}}}},
 			InputStrategy: "Permute",
 			Resources: []map[string]any{{"apiVersion": "v1", "kind": "ConfigMap",
 				"metadata": map[string]any{"name": "cm-<< inputs.tenant >>"}}},
