@@ -62,7 +62,7 @@ func (e *Engine) ReadFluxOperator(ctx context.Context, namespace, name string) (
 	case meta.IsNoMatchError(err):
 		return nil, objectError(spec, fmt.Errorf("the cluster serves no flux-operator ResourceSet (%s)", FluxOperatorResourceSet.GroupVersion()))
 	case apierrors.IsNotFound(err):
-		return nil, objectError(spec, &NotFoundError{Namespace: namespace, Name: name, FluxOperator: true, Candidates: e.importIDs(ctx, namespace)})
+		return nil, objectError(spec, e.notFound(ctx, namespace, name, true))
 	case err != nil:
 		return nil, objectError(spec, fmt.Errorf("read flux-operator ResourceSet %s/%s: %w", namespace, name, err))
 	}
@@ -73,20 +73,22 @@ func (e *Engine) ReadFluxOperator(ctx context.Context, namespace, name string) (
 	return fo, nil
 }
 
-// importIDs are the import IDs of the sets of namespace that an import
-// takes, stevedore's and flux-operator's; none when they cannot be listed.
-func (e *Engine) importIDs(ctx context.Context, namespace string) []string {
+// notFound is the NotFoundError of an import of namespace/name, with the
+// import IDs of the sets of namespace that an import takes, stevedore's and
+// flux-operator's (Unlisted when they cannot be listed).
+func (e *Engine) notFound(ctx context.Context, namespace, name string, fluxOperator bool) *NotFoundError {
+	nf := &NotFoundError{Namespace: namespace, Name: name, FluxOperator: fluxOperator}
 	sets, err := e.List(ctx, ListOptions{Namespace: namespace})
 	if err != nil {
-		return nil
+		nf.Unlisted = true
+		return nf
 	}
-	var ids []string
 	for _, s := range sets {
 		if s.Importable {
-			ids = append(ids, ImportIDOf(s))
+			nf.Candidates = append(nf.Candidates, ImportIDOf(s))
 		}
 	}
-	return ids
+	return nf
 }
 
 // ImportIDOf is the stevedore_resourceset import ID of a listed set:

@@ -473,17 +473,21 @@ type Imported struct {
 // NotFoundError is an import that found nothing: no object carries the
 // labels of the stevedore set Namespace/Name, or (FluxOperator) there is no
 // flux-operator ResourceSet of that name. Candidates are the import IDs of
-// the sets the namespace holds.
+// the sets the namespace holds; Unlisted says that they could not be listed.
 type NotFoundError struct {
 	Namespace, Name string
 	FluxOperator    bool
 	Candidates      []string
+	Unlisted        bool
 }
 
 func (e *NotFoundError) Error() string {
 	what := fmt.Sprintf("no object in the cluster carries the owner labels of set %s/%s", e.Namespace, e.Name)
 	if e.FluxOperator {
 		what = fmt.Sprintf("no flux-operator ResourceSet %s/%s", e.Namespace, e.Name)
+	}
+	if e.Unlisted {
+		return what
 	}
 	if len(e.Candidates) == 0 {
 		return fmt.Sprintf("%s, and no resource set in namespace %s to import", what, e.Namespace)
@@ -504,7 +508,7 @@ func (e *Engine) Import(ctx context.Context, namespace, name string) (*Imported,
 		return nil, objectError(spec, err)
 	}
 	if len(objs) == 0 {
-		return nil, objectError(spec, &NotFoundError{Namespace: namespace, Name: name, Candidates: e.importIDs(ctx, namespace)})
+		return nil, objectError(spec, e.notFound(ctx, namespace, name, false))
 	}
 	objs = appliedBy(objs, e.kube.FieldManager())
 	owners := map[string][]string{}
