@@ -31,7 +31,7 @@ type cli struct {
 
 // clis are the binaries every acceptance case runs under: the newest
 // OpenTofu (bin/tofu, tools/tofu) and the newest Terraform (bin/terraform-newest,
-// tools/terraform-newest) that the Go module proxy serves, both built by
+// built from Terraform's git source by tools/build-newest.sh), both built by
 // `make tools`; and, for the tests of the smoke subset (smokeUnderOldestCLI),
 // oldestCLI as well. Without them a case fails, or is skipped under -short
 // when skipShort.
@@ -94,7 +94,7 @@ func inSmokeSubset(name string) bool {
 //
 // A feature is the versions of each product that have it, as go-version
 // constraints; alternatives are joined by "||" (a fix backported to an older
-// minor line).
+// minor line); cliNone says that no version of the product has it.
 type cliFeature struct {
 	what      string
 	terraform string
@@ -133,7 +133,25 @@ var (
 		terraform: ">= 1.12.0",
 		opentofu:  ">= 1.12.0",
 	}
+	// cliQuery: list resources, `list` blocks in .tfquery.hcl files and
+	// `terraform query` (-generate-config-out). OpenTofu has none (its
+	// issue 3787).
+	cliQuery = cliFeature{
+		what:      "list resources (terraform query)",
+		terraform: ">= 1.14.0",
+		opentofu:  cliNone,
+	}
+	// cliActions: action blocks, `apply -invoke` and action_trigger.
+	// OpenTofu has none (its issue 3309).
+	cliActions = cliFeature{
+		what:      "actions",
+		terraform: ">= 1.14.0",
+		opentofu:  cliNone,
+	}
 )
+
+// cliNone is a cliFeature's versions of a product that has no version of it.
+const cliNone = "none"
 
 // lacks says why c lacks one of features ("" when it has them all).
 func (c cli) lacks(features ...cliFeature) (string, error) {
@@ -157,6 +175,9 @@ func (c cli) lacks(features ...cliFeature) (string, error) {
 		}
 		has := false
 		for alt := range strings.SplitSeq(want, "||") {
+			if want == cliNone {
+				break
+			}
 			cs, err := version.NewConstraint(strings.TrimSpace(alt))
 			if err != nil {
 				return "", fmt.Errorf("cliFeature %q: %w", f.what, err)

@@ -45,6 +45,11 @@ func TestCLIFeature_lacks(t *testing.T) {
 		{fake("opentofu", "1.12.0-beta1"), cliIdentity, true},
 		{fake("opentofu", "1.11.0"), cliIdentity, false},
 		{fake("opentofu", "1.12.6"), cliWriteOnly, true},
+		{fake("terraform", "1.13.3"), cliQuery, false},
+		{fake("terraform", "1.14.0"), cliQuery, true},
+		{fake("terraform", "1.15.9"), cliActions, true},
+		{fake("opentofu", "1.12.6"), cliQuery, false},
+		{fake("opentofu", "1.12.6"), cliActions, false},
 	} {
 		why, err := tc.cli.lacks(tc.feature)
 		if err != nil {

@@ -67,7 +67,7 @@ func buildHelmProvider() (string, error) {
 		cmd.Stderr = &stderr
 		if _, err := cmd.Output(); err != nil {
 			helmProviderErr = fmt.Errorf("tools/helm-provider/build.sh %s could not build hashicorp/helm %s "+
-				"(it needs the git mirror /work/.mirror/hashicorp+terraform-provider-helm/repo, $HELM_PROVIDER_GIT or GitHub, "+
+				"(it needs $HELM_PROVIDER_GIT, a git directory holding the tag, or GitHub, "+
 				"and the Go module proxy): %v\n%s", dir, helmProviderTag, err, stderr.String())
 			return
 		}

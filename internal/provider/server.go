@@ -24,19 +24,52 @@ import (
 // context once its RPC returns (registerContext no longer keeps it until
 // StopProvider): main.go then serves providerserver.NewProtocol6(New(version)).
 //
-// Only the RPCs of ProviderServer are forwarded: stevedore has no list
-// resources, actions or state stores, the optional interfaces tf6server looks
-// for beyond it.
+// The optional interfaces tf6server looks for beyond ProviderServer, list
+// resources (terraform query) and actions, are forwarded as they are: the
+// framework's server implements both. Their streaming RPCs (ListResource,
+// InvokeAction) keep the request's own context, which their streams use after
+// the RPC returns. State stores are not forwarded: stevedore has none.
 func NewServer(version string) func() tfprotov6.ProviderServer {
 	return func() tfprotov6.ProviderServer {
-		return &releasingServer{ProviderServer: providerserver.NewProtocol6(New(version)())()}
+		framework := providerserver.NewProtocol6(New(version)())()
+		return &releasingServer{ProviderServer: framework, more: framework.(frameworkServer)}
 	}
 }
 
+// frameworkServer is what terraform-plugin-framework's protocol 6 server
+// implements: every RPC a provider can serve.
+type frameworkServer interface {
+	tfprotov6.ProviderServerWithListResource
+	tfprotov6.ProviderServerWithActions
+}
+
 // releasingServer wraps the RPCs that tofu makes once per resource instance,
-// the ones that add up.
+// the ones that add up, and forwards the list resource and action RPCs.
 type releasingServer struct {
 	tfprotov6.ProviderServer
+	more frameworkServer
+}
+
+var _ frameworkServer = (*releasingServer)(nil)
+
+func (s *releasingServer) ValidateListResourceConfig(ctx context.Context, req *tfprotov6.ValidateListResourceConfigRequest) (*tfprotov6.ValidateListResourceConfigResponse, error) {
+	return s.more.ValidateListResourceConfig(ctx, req)
+}
+
+func (s *releasingServer) ListResource(ctx context.Context, req *tfprotov6.ListResourceRequest) (*tfprotov6.ListResourceServerStream, error) {
+	return s.more.ListResource(ctx, req)
+}
+
+func (s *releasingServer) ValidateActionConfig(ctx context.Context, req *tfprotov6.ValidateActionConfigRequest) (*tfprotov6.ValidateActionConfigResponse, error) {
+	return s.more.ValidateActionConfig(ctx, req)
+}
+
+func (s *releasingServer) PlanAction(ctx context.Context, req *tfprotov6.PlanActionRequest) (*tfprotov6.PlanActionResponse, error) {
+	return s.more.PlanAction(ctx, req)
+}
+
+func (s *releasingServer) InvokeAction(ctx context.Context, req *tfprotov6.InvokeActionRequest) (*tfprotov6.InvokeActionServerStream, error) {
+	return s.more.InvokeAction(ctx, req)
 }
 
 // during runs f with a context that forwards to ctx until f returns, and then

@@ -10,9 +10,8 @@
 # work: the module path in the tag's go.mod has no /v3 suffix, so the module
 # proxy serves no v3.x version of it under either path. The source comes from
 # git instead: $HELM_PROVIDER_GIT, a git directory holding the tag (a clone or
-# a bare mirror); or else a local mirror at
-# /work/.mirror/hashicorp+terraform-provider-helm/repo if there is one; or else
-# a shallow clone from GitHub. Its dependencies come through the Go module
+# a bare mirror, for machines without internet that hold a copy of the
+# repository); or else a shallow clone of the tag from GitHub. Its dependencies come through the Go module
 # proxy (GOPROXY) as usual. The tag's go.mod asks for go 1.25.8; with an older
 # local Go, set GOTOOLCHAIN (e.g. GOTOOLCHAIN=go1.27.3) for this script.
 #
@@ -37,9 +36,6 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 git_dir=${HELM_PROVIDER_GIT:-}
-if [ -z "$git_dir" ] && [ -d /work/.mirror/hashicorp+terraform-provider-helm/repo ]; then
-	git_dir=/work/.mirror/hashicorp+terraform-provider-helm/repo
-fi
 if [ -z "$git_dir" ]; then
 	git clone --quiet --bare --depth 1 --branch "$version" \
 		https://github.com/hashicorp/terraform-provider-helm "$work/git" >&2
