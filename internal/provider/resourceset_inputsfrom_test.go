@@ -161,13 +161,13 @@ resource "stevedore_resourceset" "bad" {
     name = "alpha"
   }
   input_strategy {
-    name = "Permute"
+    name = "Zip"
   }
   resources = [{ apiVersion = "v1", kind = "ConfigMap", metadata = { name = "x" } }]
 }
 `),
 					PlanOnly:    true,
-					ExpectError: regexp.MustCompile(`input_strategy: name "Permute" is not supported\s+yet`),
+					ExpectError: regexp.MustCompile(`input_strategy\.name: must be "Flatten" or "Permute", got\s+"Zip"`),
 				},
 				{
 					// Errors first: the harness destroys with the last step's
