@@ -269,7 +269,9 @@ func TestRender_permuteAgainstFluxOperator(t *testing.T) {
 		"data:\n  keys: << keys inputs | sortAlpha | join \",\" | quote >>\n  set: << dig \"apps\" \"tenant\" \"-\" inputs | quote >>\n" +
 		"  setProvider: << dig \"apps\" \"provider\" \"kind\" \"-\" inputs | quote >>\n  git: << dig \"git_tag\" \"tag\" \"-\" inputs | quote >>\n" +
 		"  gitProvider: << dig \"git_tag\" \"provider\" \"name\" \"-\" inputs | quote >>\n  oci: << dig \"oci_tag_v1\" \"digest\" \"-\" inputs | quote >>\n"
-	git := func(t *testing.T) inputSource { return providerSource(t, "git-tag", map[string]any{"id": "g", "tag": "v1"}) }
+	git := func(t *testing.T) inputSource {
+		return providerSource(t, "git-tag", map[string]any{"id": "g", "tag": "v1"})
+	}
 	oci := func(t *testing.T) inputSource {
 		return providerSource(t, "OCI.tag v1", map[string]any{"id": "o1", "digest": "sha256:a"}, map[string]any{"id": "o2", "digest": "sha256:b"})
 	}
