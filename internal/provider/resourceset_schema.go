@@ -102,9 +102,10 @@ func resourceSetSchema() schema.Schema {
 			},
 			"suspend": schema.BoolAttribute{
 				Optional: true,
-				MarkdownDescription: "flux-operator's `fluxcd.controlplane.io/reconcile: disabled` on the ResourceSet: refresh still reads the " +
-					"objects' drift, but plan and apply leave the set alone (the plan warns that the apply is skipped): nothing is applied, " +
-					"nothing pruned, and the computed attributes stay as the last apply left them. Destroy removes the resource from state " +
+				MarkdownDescription: "flux-operator's `fluxcd.controlplane.io/reconcile: disabled` on the ResourceSet: plan and apply leave the set " +
+					"alone (the plan warns that the apply is skipped): nothing is applied, nothing pruned, the configuration is saved, and the " +
+					"computed attributes stay as the last apply left them. Refresh still reads drift while the configuration renders what was " +
+					"applied (a change saved while suspended is not drift). Destroy removes the resource from state " +
 					"and deletes nothing, as flux-operator leaves the objects of a disabled ResourceSet when it is deleted; to delete them, " +
 					"apply with `suspend` unset first (which applies the pending configuration), then destroy. A set is applied before it " +
 					"can be suspended, and a change that replaces it (`name`, `namespace`) needs `suspend` unset.",

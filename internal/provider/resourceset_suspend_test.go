@@ -95,36 +95,41 @@ resource "stevedore_resourceset" "paused" {
 					Check:  tfresource.ComposeTestCheckFunc(data("cm-a", "one"), data("cm-b", "one")),
 				},
 				{
-					// Suspended, with a new value and b replaced by c: the
-					// plan keeps the inventory and manifests, and the apply
-					// neither applies nor prunes.
+					Config: config("one", true, "a", "b"),
+					ConfigPlanChecks: tfresource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(rs, plancheck.ResourceActionUpdate),
+					}},
+				},
+				{
+					// Drift of a suspended set is read, and left.
+					PreConfig: func() { editConfigMap(t, ns, "cm-a", "edited") },
+					Config:    config("one", true, "a", "b"),
+					ConfigPlanChecks: tfresource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+						expectPriorDrift(rs, map[string][]string{ns + "_cm-a__ConfigMap": {"/data/v=edited->one"}}),
+						plancheck.ExpectEmptyPlan(),
+					}},
+					Check: data("cm-a", "edited"),
+				},
+				{
+					// A new value and b replaced by c, while suspended: the
+					// plan keeps the inventory, manifests and drift, and the
+					// apply neither applies nor prunes. The refreshes that
+					// follow do not take the pending change for drift.
 					Config: config("two", true, "a", "c"),
 					ConfigPlanChecks: tfresource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 						plancheck.ExpectResourceAction(rs, plancheck.ResourceActionUpdate),
 						plancheck.ExpectKnownValue(rs, tfjsonpath.New("inventory"), knownvalue.ListExact([]knownvalue.Check{entry("cm-a"), entry("cm-b")})),
 						plancheck.ExpectKnownValue(rs, tfjsonpath.New("manifests"), knownvalue.StringRegexp(regexp.MustCompile(`v: one`))),
 					}},
-					Check: tfresource.ComposeTestCheckFunc(data("cm-a", "one"), data("cm-b", "one"),
+					Check: tfresource.ComposeTestCheckFunc(data("cm-a", "edited"), data("cm-b", "one"),
 						checkExists(t, false, "v1", "ConfigMap", ns, "cm-c")),
 				},
 				{
-					// Drift of a suspended set is read, and left.
-					PreConfig: func() {
-						cm := &corev1.ConfigMap{}
-						if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "cm-a"}, cm); err != nil {
-							t.Fatal(err)
-						}
-						cm.Data["v"] = "edited"
-						if err := c.Update(context.Background(), cm); err != nil {
-							t.Fatal(err)
-						}
-					},
 					Config: config("two", true, "a", "c"),
 					ConfigPlanChecks: tfresource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 						expectPriorDrift(rs, map[string][]string{ns + "_cm-a__ConfigMap": {"/data/v=edited->one"}}),
 						plancheck.ExpectEmptyPlan(),
 					}},
-					Check: data("cm-a", "edited"),
 				},
 				{
 					// Unsuspended: one apply applies what is pending, prunes
@@ -143,6 +148,20 @@ resource "stevedore_resourceset" "paused" {
 			},
 		}
 	})
+}
+
+// editConfigMap sets data.v of the ConfigMap ns/name, as another writer.
+func editConfigMap(t *testing.T, ns, name, v string) {
+	t.Helper()
+	c := testClient(t)
+	cm := &corev1.ConfigMap{}
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, cm); err != nil {
+		t.Fatal(err)
+	}
+	cm.Data["v"] = v
+	if err := c.Update(context.Background(), cm); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // planSuspendedSet refuses to create or replace a suspended set, on
