@@ -167,7 +167,7 @@ resource "stevedore_resourceset" "bad" {
 }
 `),
 					PlanOnly:    true,
-					ExpectError: regexp.MustCompile(`input_strategy\.name: must be "Flatten" or "Permute", got\s+"Zip"`),
+					ExpectError: regexp.MustCompile(`input_strategy\.name:\s+must\s+be\s+"Flatten"\s+or\s+"Permute",\s+got\s+"Zip"`),
 				},
 				{
 					// Errors first: the harness destroys with the last step's
@@ -427,7 +427,7 @@ resource "stevedore_resourceset" "perm" {
 				{
 					Config:      config("Cartesian"),
 					PlanOnly:    true,
-					ExpectError: regexp.MustCompile(`input_strategy\.name: must be "Flatten" or "Permute", got\s+"Cartesian"`),
+					ExpectError: regexp.MustCompile(`input_strategy\.name:\s+must\s+be\s+"Flatten"\s+or\s+"Permute",\s+got\s+"Cartesian"`),
 				},
 				{
 					Config: config("Permute"),

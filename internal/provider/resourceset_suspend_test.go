@@ -105,7 +105,7 @@ resource "stevedore_resourceset" "paused" {
 					PreConfig: func() { editConfigMap(t, ns, "cm-a", "edited") },
 					Config:    config("one", true, "a", "b"),
 					ConfigPlanChecks: tfresource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-						expectPriorDrift(rs, map[string][]string{ns + "_cm-a__ConfigMap": {"/data/v=edited->one"}}),
+						expectPriorDrift(rs, map[string][]string{ns + "_cm-a__ConfigMap": {`/data/v="edited"->"one"`}}),
 						plancheck.ExpectEmptyPlan(),
 					}},
 					Check: data("cm-a", "edited"),
@@ -127,7 +127,7 @@ resource "stevedore_resourceset" "paused" {
 				{
 					Config: config("two", true, "a", "c"),
 					ConfigPlanChecks: tfresource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-						expectPriorDrift(rs, map[string][]string{ns + "_cm-a__ConfigMap": {"/data/v=edited->one"}}),
+						expectPriorDrift(rs, map[string][]string{ns + "_cm-a__ConfigMap": {`/data/v="edited"->"one"`}}),
 						plancheck.ExpectEmptyPlan(),
 					}},
 				},
