@@ -10,8 +10,9 @@ import (
 	"sort"
 	"strings"
 
-	//lint:ignore SA1019 kustomize's label and annotation transformers have no other entry point in API v0; Flux's post-renderer uses them too
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	//lint:ignore SA1019 kustomize's label and annotation transformers have no other entry point in API v0; Flux's post-renderer uses them too
 	"sigs.k8s.io/kustomize/api/builtins"
 	kustypes "sigs.k8s.io/kustomize/api/types"
 
