@@ -101,11 +101,11 @@ func TestAccHelmRelease_disableSchemaValidation(t *testing.T) {
 	})
 }
 
-// TestAccHelmRelease_valuesFromLiteral: a values_from entry with literal sets
-// a ConfigMap's value verbatim at its target_path, commas, brackets and `=`
-// included, as helm --set-literal does; without literal the same value is
-// an error on target_path (Helm's --set parser cannot read it), before
-// anything is installed.
+// TestAccHelmRelease_valuesFromLiteral: without literal, a values_from value
+// at a target_path goes through Helm's --set parser, which splits it at its
+// commas (the chart gets something else than the ConfigMap holds); with
+// literal it is set verbatim, commas, brackets and `=` included, as helm
+// --set-literal does: the upgrade puts the ConfigMap's text in the chart's.
 func TestAccHelmRelease_valuesFromLiteral(t *testing.T) {
 	t.Parallel()
 	accTestEach(t, func(t *testing.T) resource.TestCase {
@@ -129,10 +129,24 @@ func TestAccHelmRelease_valuesFromLiteral(t *testing.T) {
 		}
 		return resource.TestCase{
 			Steps: []resource.TestStep{
-				{Config: config(""), ExpectError: regexp.MustCompile(`values_from\[0\]\.target_path`)},
 				{
-					Config: config("    literal     = true\n"),
+					Config: config(""),
 					Check: resource.ComposeTestCheckFunc(storedIn(t, ns, "podinfo", []string{"1:deployed"}),
+						func(*terraform.State) error {
+							u, err := getObject(t, "v1", "ConfigMap", ns, "podinfo")
+							if err != nil {
+								return err
+							}
+							if got, _, _ := unstructured.NestedString(u.Object, "data", "settings"); got == raw {
+								return fmt.Errorf("without literal the value arrived verbatim: %q", got)
+							}
+							return nil
+						}),
+				},
+				{
+					Config:           config("    literal     = true\n"),
+					ConfigPlanChecks: expectAction(plancheck.ResourceActionUpdate),
+					Check: resource.ComposeTestCheckFunc(storedIn(t, ns, "podinfo", []string{"1:superseded", "2:deployed"}),
 						releaseConfigMapHas(t, ns, "podinfo", map[string]string{"settings": raw, "greeting": "hi"})),
 				},
 			},
