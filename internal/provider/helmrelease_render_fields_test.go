@@ -255,7 +255,14 @@ func TestAccHelmRelease_chartNameChangeStrategy(t *testing.T) {
 		podinfoDir := chartCopy(t, "1.0.0")
 		webappDir := chartCopy(t, "1.0.0")
 		chartYAML := filepath.Join(webappDir, "Chart.yaml")
-		testenv.WriteFiles(t, webappDir, map[string]string{"Chart.yaml": strings.Replace(mustRead(t, chartYAML), "name: podinfo", "name: webapp", 1)})
+		helpers := filepath.Join(webappDir, "templates", "_helpers.tpl")
+		testenv.WriteFiles(t, webappDir, map[string]string{
+			"Chart.yaml": strings.Replace(mustRead(t, chartYAML), "name: podinfo", "name: webapp", 1),
+			// A chart renamed so that it can be upgraded in place keeps its
+			// selectors, which are immutable: with the chart's name in them
+			// the upgrade fails, at plan already.
+			"templates/_helpers.tpl": strings.Replace(mustRead(t, helpers), "app.kubernetes.io/name: {{ .Chart.Name }}", "app.kubernetes.io/name: podinfo", 1),
+		})
 		var uid string
 		sameDeployment := func(same bool) resource.TestCheckFunc {
 			return func(*terraform.State) error {

@@ -43,8 +43,9 @@ func chartNameChangeStrategyAttribute() schema.StringAttribute {
 		MarkdownDescription: "What a new chart name (Chart.yaml's `name`) does to the release, as helm-controller 1.6's " +
 			"`upgrade.chartNameChangeStrategy`: `Reinstall` (default) uninstalls the release and installs it with the new " +
 			"chart, which the plan shows as a replacement; `InPlaceUpdate` upgrades the release in place (a new revision, " +
-			"objects updated and history kept), which the plan shows as an update with its `changes`. Either way the plan " +
-			"warns, naming both charts and what will happen. When the plan cannot know the new chart (its archive is made " +
+			"objects updated and history kept), which the plan shows as an update with its `changes`; the new chart must then " +
+			"keep the immutable fields of the objects (a Deployment's selector, which charts often label with their name), " +
+			"else the plan fails as the upgrade would. Either way the plan warns, naming both charts and what will happen. When the plan cannot know the new chart (its archive is made " +
 			"in the same apply) and the name turns out to have changed, `Reinstall` fails that apply before anything is " +
 			"done, and the next plan shows the replacement."}
 }
