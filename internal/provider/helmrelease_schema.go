@@ -210,7 +210,7 @@ func helmReleaseSchema() schema.Schema {
 				"written and no failure is counted toward the retries; a create saves nothing, an update keeps the state with a " +
 				"`Ready=False` condition of reason `DependencyNotReady`, and the next apply tries again."),
 			"values_from": schema.ListNestedBlock{
-				MarkdownDescription: "ConfigMaps and Secrets in `namespace` whose values are merged in order. " + valuesPrecedence +
+				MarkdownDescription: "ConfigMaps and Secrets in `namespace` whose values are layered with `values`: " + valuesPrecedence +
 					" Read at plan and apply; only the digest of the result is kept.",
 				NestedObject: schema.NestedBlockObject{Attributes: map[string]schema.Attribute{
 					"kind": schema.StringAttribute{Required: true, Description: "`ConfigMap` or `Secret`.",
