@@ -43,6 +43,7 @@ type helmReleaseModel struct {
 	ValuesWOVersion types.Int64   `tfsdk:"values_wo_version"`
 
 	Chart          *releaseChartModel     `tfsdk:"chart"`
+	CommonMetadata *commonMetadataModel   `tfsdk:"common_metadata"`
 	ValuesFrom     []valuesReferenceModel `tfsdk:"values_from"`
 	Install        *installModel          `tfsdk:"install"`
 	Upgrade        *upgradeModel          `tfsdk:"upgrade"`
@@ -103,6 +104,7 @@ type valuesReferenceModel struct {
 	ValuesKey  types.String `tfsdk:"values_key"`
 	TargetPath types.String `tfsdk:"target_path"`
 	Optional   types.Bool   `tfsdk:"optional"`
+	Literal    types.Bool   `tfsdk:"literal"`
 }
 
 type installModel struct {
@@ -112,6 +114,7 @@ type installModel struct {
 	CreateNamespace          types.Bool               `tfsdk:"create_namespace"`
 	DisableHooks             types.Bool               `tfsdk:"disable_hooks"`
 	DisableOpenAPIValidation types.Bool               `tfsdk:"disable_openapi_validation"`
+	DisableSchemaValidation  types.Bool               `tfsdk:"disable_schema_validation"`
 	DisableWait              types.Bool               `tfsdk:"disable_wait"`
 	DisableWaitForJobs       types.Bool               `tfsdk:"disable_wait_for_jobs"`
 	ServerSideApply          types.Bool               `tfsdk:"server_side_apply"`
@@ -130,6 +133,8 @@ type upgradeModel struct {
 	CleanupOnFail            types.Bool               `tfsdk:"cleanup_on_fail"`
 	DisableHooks             types.Bool               `tfsdk:"disable_hooks"`
 	DisableOpenAPIValidation types.Bool               `tfsdk:"disable_openapi_validation"`
+	DisableSchemaValidation  types.Bool               `tfsdk:"disable_schema_validation"`
+	ChartNameChangeStrategy  types.String             `tfsdk:"chart_name_change_strategy"`
 	DisableWait              types.Bool               `tfsdk:"disable_wait"`
 	DisableWaitForJobs       types.Bool               `tfsdk:"disable_wait_for_jobs"`
 	Force                    types.Bool               `tfsdk:"force"`
@@ -251,6 +256,7 @@ func (b *specBuilder) release(ctx context.Context, m *helmReleaseModel) *release
 		Uninstall:          b.under("uninstall").uninstall(m.Uninstall),
 		DriftDetection:     b.under("drift_detection").driftDetection(m.DriftDetection),
 		PostRenderers:      b.postRenderers(m.PostRenderers),
+		CommonMetadata:     b.releaseCommonMetadata(m.CommonMetadata),
 		Dependencies:       b.dependencies(m.Dependencies),
 	}
 	// persistent_client changes nothing here (its description says why); it
@@ -293,9 +299,21 @@ func (b *specBuilder) valuesFrom(list []valuesReferenceModel) []release.ValuesRe
 		out = append(out, release.ValuesReference{
 			Kind: e.str("kind", r.Kind), Name: e.str("name", r.Name), ValuesKey: e.str("values_key", r.ValuesKey),
 			TargetPath: e.str("target_path", r.TargetPath), Optional: e.boolean("optional", r.Optional),
+			Literal: e.boolean("literal", r.Literal),
 		})
 	}
 	return out
+}
+
+// releaseCommonMetadata reads common_metadata.
+func (b *specBuilder) releaseCommonMetadata(cm *commonMetadataModel) release.CommonMetadata {
+	if cm == nil {
+		return release.CommonMetadata{}
+	}
+	return release.CommonMetadata{
+		Labels:      b.stringMap("common_metadata.labels", cm.Labels),
+		Annotations: b.stringMap("common_metadata.annotations", cm.Annotations),
+	}
 }
 
 func (b *specBuilder) install(in *installModel) release.Install {
@@ -309,6 +327,7 @@ func (b *specBuilder) install(in *installModel) release.Install {
 		CreateNamespace:          b.boolean("create_namespace", in.CreateNamespace),
 		DisableHooks:             b.boolean("disable_hooks", in.DisableHooks),
 		DisableOpenAPIValidation: b.boolean("disable_openapi_validation", in.DisableOpenAPIValidation),
+		DisableSchemaValidation:  b.boolean("disable_schema_validation", in.DisableSchemaValidation),
 		DisableWait:              b.boolean("disable_wait", in.DisableWait),
 		DisableWaitForJobs:       b.boolean("disable_wait_for_jobs", in.DisableWaitForJobs),
 		ServerSideApply:          b.optBool("server_side_apply", in.ServerSideApply),
@@ -334,6 +353,8 @@ func (b *specBuilder) upgrade(up *upgradeModel) release.Upgrade {
 		CleanupOnFail:            b.boolean("cleanup_on_fail", up.CleanupOnFail),
 		DisableHooks:             b.boolean("disable_hooks", up.DisableHooks),
 		DisableOpenAPIValidation: b.boolean("disable_openapi_validation", up.DisableOpenAPIValidation),
+		DisableSchemaValidation:  b.boolean("disable_schema_validation", up.DisableSchemaValidation),
+		ChartNameChangeStrategy:  b.str("chart_name_change_strategy", up.ChartNameChangeStrategy),
 		DisableWait:              b.boolean("disable_wait", up.DisableWait),
 		DisableWaitForJobs:       b.boolean("disable_wait_for_jobs", up.DisableWaitForJobs),
 		Force:                    b.boolean("force", up.Force),

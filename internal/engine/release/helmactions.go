@@ -25,6 +25,7 @@ func newInstall(cfg *action.Configuration, spec *Spec, name, namespace string, s
 	in.WaitForJobs = !spec.Install.DisableWaitForJobs
 	in.DisableHooks = spec.Install.DisableHooks
 	in.DisableOpenAPIValidation = spec.Install.DisableOpenAPIValidation
+	in.SkipSchemaValidation = spec.Install.DisableSchemaValidation
 	// An uninstalled release kept in history (keep_history) holds the
 	// name: replacing it is what Helm's --replace is for, and a second
 	// apply must not fail with "cannot reuse a name".
@@ -56,6 +57,7 @@ func newUpgrade(cfg *action.Configuration, spec *Spec, namespace string, mode wr
 	up.WaitForJobs = !spec.Upgrade.DisableWaitForJobs
 	up.DisableHooks = spec.Upgrade.DisableHooks
 	up.DisableOpenAPIValidation = spec.Upgrade.DisableOpenAPIValidation
+	up.SkipSchemaValidation = spec.Upgrade.DisableSchemaValidation
 	up.CleanupOnFail = spec.Upgrade.CleanupOnFail
 	up.Devel = true
 	up.SkipCRDs = true // applied before, with our policy

@@ -103,7 +103,7 @@ func (e *Engine) prepare(ctx context.Context, spec *Spec, st *Status) (*request,
 		chartVersion: ch.Metadata.Version,
 		chartDigest:  spec.ChartDigest,
 		configDigest: DigestValues(digested),
-		prDigest:     postRenderersDigest(spec.PostRenderers),
+		prDigest:     renderDigest(spec),
 		writeOnly:    spec.ValuesWriteOnly,
 		chart:        ch,
 	}

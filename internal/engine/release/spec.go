@@ -220,6 +220,10 @@ type Spec struct {
 	// PostRenderCombined, or PostRenderNoHooks with Helm3Defaults.
 	PostRenderStrategy string
 
+	// CommonMetadata are labels and annotations put on every object the
+	// release renders (commonmetadata.go).
+	CommonMetadata CommonMetadata
+
 	Install        Install
 	Upgrade        Upgrade
 	Test           Test
@@ -292,6 +296,9 @@ func (s *Spec) withDefaults() *Spec {
 	if d.Uninstall.DeletionPropagation == "" {
 		d.Uninstall.DeletionPropagation = DefaultDeletionPropagation
 	}
+	if d.Upgrade.ChartNameChangeStrategy == "" {
+		d.Upgrade.ChartNameChangeStrategy = ChartNameReinstall
+	}
 	d.DriftDetection.Mode = d.DriftDetection.Mode.effective()
 	d.ValuesFrom = append([]ValuesReference(nil), s.ValuesFrom...)
 	for i := range d.ValuesFrom {
@@ -312,6 +319,7 @@ type ValuesReference struct {
 	ValuesKey  string // empty means DefaultValuesKey
 	TargetPath string // Helm --set path; empty merges the whole document
 	Optional   bool   // a missing object is tolerated; a missing key is not
+	Literal    bool   // the value is set at TargetPath verbatim, as helm --set-literal
 }
 
 // Install are the install options.
@@ -325,6 +333,7 @@ type Install struct {
 	ServerSideApply          *bool
 	DisableHooks             bool
 	DisableOpenAPIValidation bool
+	DisableSchemaValidation  bool // values.schema.json skipped, at plan as at apply
 	DisableWait              bool
 	DisableWaitForJobs       bool
 	Remediation              InstallRemediation
@@ -348,8 +357,12 @@ type Upgrade struct {
 	CleanupOnFail            bool
 	DisableHooks             bool
 	DisableOpenAPIValidation bool
+	DisableSchemaValidation  bool // values.schema.json skipped, at plan as at apply
 	DisableWait              bool
 	DisableWaitForJobs       bool
+	// ChartNameChangeStrategy is one of ChartNameChangeStrategies; empty
+	// means ChartNameReinstall (chartname.go).
+	ChartNameChangeStrategy string
 	// Force replaces objects where a patch fails under client-side apply,
 	// and forces field conflicts under server-side apply (which always
 	// forces them, as helm-controller's).
