@@ -37,6 +37,8 @@ func newInstall(cfg *action.Configuration, spec *Spec, name, namespace string, s
 	in.PostRenderStrategy = action.PostRenderStrategy(spec.PostRenderStrategy)
 	in.Labels = ownerLabels(spec)
 	in.Description = spec.Description
+	// Checked first: never another owner's object (takeownership.go).
+	in.TakeOwnership = spec.Install.TakeOwnership
 	return in
 }
 
@@ -65,6 +67,8 @@ func newUpgrade(cfg *action.Configuration, spec *Spec, namespace string, mode wr
 	// stamps a release made before owners were recorded, or imported.
 	up.Labels = ownerLabels(spec)
 	up.Description = spec.Description
+	// Checked first: never another owner's object (takeownership.go).
+	up.TakeOwnership = spec.Upgrade.TakeOwnership
 	return up
 }
 
