@@ -203,6 +203,7 @@ func helmReleaseSchema() schema.Schema {
 		},
 		Blocks: map[string]schema.Block{
 			"chart": releaseChartBlock(),
+			"health_check_exprs": healthCheckExprsBlock(),
 			"dependencies": dependenciesBlock("Objects in the cluster that an install or upgrade waits for, within `timeout`: the cluster-side " +
 				"form of Flux's `dependsOn`, e.g. a CRD the chart's objects need, or a Flux `HelmRelease` still managed by Flux " +
 				"(`ready = true`: Ready=True). Only an apply that installs or upgrades waits; one that changes nothing, tests, " +
@@ -226,6 +227,7 @@ func helmReleaseSchema() schema.Schema {
 				Description: "Install options.",
 				Attributes: map[string]schema.Attribute{
 					"timeout": duration("Timeout of the install. Default: `timeout`."),
+					"take_ownership": takeOwnershipAttr("install"),
 					"crds": schema.StringAttribute{Optional: true, Validators: []validator.String{crdPolicy},
 						Description: "CRDs in the chart's crds/: `Skip`, `Create` (default: create missing ones, never update) or `CreateReplace` (also update existing ones; never delete)."},
 					"replace":                    optBool("Reuse the name of a release that was uninstalled with history kept."),
@@ -240,6 +242,7 @@ func helmReleaseSchema() schema.Schema {
 							"or false with the provider's `helm3_defaults`. Later upgrades keep the method (`upgrade.server_side_apply = \"auto\"`)."},
 				},
 				Blocks: map[string]schema.Block{
+					"strategy": actionStrategyBlock("install"),
 					"remediation": schema.SingleNestedBlock{
 						Description: "What happens after a failed install: uninstall, then retry.",
 						Attributes: map[string]schema.Attribute{
@@ -254,6 +257,7 @@ func helmReleaseSchema() schema.Schema {
 				Description: "Upgrade options.",
 				Attributes: map[string]schema.Attribute{
 					"timeout": duration("Timeout of the upgrade. Default: `timeout`."),
+					"take_ownership": takeOwnershipAttr("upgrade"),
 					"crds": schema.StringAttribute{Optional: true, Validators: []validator.String{crdPolicy},
 						Description: "CRDs in the chart's crds/: `Skip` (default), `Create` or `CreateReplace`."},
 					"cleanup_on_fail":            optBool("Delete objects this upgrade created when it fails."),
@@ -267,6 +271,7 @@ func helmReleaseSchema() schema.Schema {
 					"server_side_apply": ssaMode("upgrade", "the latest revision"),
 				},
 				Blocks: map[string]schema.Block{
+					"strategy": actionStrategyBlock("upgrade"),
 					"remediation": schema.SingleNestedBlock{
 						Description: "What happens after a failed upgrade: roll back (or uninstall), then retry.",
 						Attributes: map[string]schema.Attribute{

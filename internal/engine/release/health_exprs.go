@@ -47,8 +47,22 @@ func unjoin(err error) []error {
 // ValidateReleaseFields checks, without a cluster, the strategies and the
 // health checks of spec: what the provider's ValidateConfig reports at
 // validate, each error naming its attribute.
+//
+// A value not known yet is empty here: an empty required field of a check
+// (api_version, current) is left to the schema, which requires it, and to
+// the plan, which sees it known.
 func ValidateReleaseFields(spec *Spec) error {
 	errs := validateStrategies(spec)
-	errs = append(errs, validateHealthCheckExprs(spec.HealthCheckExprs)...)
+	checks := make([]HealthCheckExpr, len(spec.HealthCheckExprs))
+	for i, c := range spec.HealthCheckExprs {
+		if c.APIVersion == "" {
+			c.APIVersion = fmt.Sprintf("unknown-%d.stevedore.invalid/v1", i)
+		}
+		if c.Current == "" {
+			c.Current = "true"
+		}
+		checks[i] = c
+	}
+	errs = append(errs, validateHealthCheckExprs(checks)...)
 	return errors.Join(errs...)
 }
