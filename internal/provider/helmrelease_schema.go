@@ -203,7 +203,6 @@ func helmReleaseSchema() schema.Schema {
 		},
 		Blocks: map[string]schema.Block{
 			"chart": releaseChartBlock(),
-			"health_check_exprs": healthCheckExprsBlock(),
 			"dependencies": dependenciesBlock("Objects in the cluster that an install or upgrade waits for, within `timeout`: the cluster-side " +
 				"form of Flux's `dependsOn`, e.g. a CRD the chart's objects need, or a Flux `HelmRelease` still managed by Flux " +
 				"(`ready = true`: Ready=True). Only an apply that installs or upgrades waits; one that changes nothing, tests, " +
@@ -223,13 +222,14 @@ func helmReleaseSchema() schema.Schema {
 					"optional": optBool("Tolerate a missing object (a missing key still fails)."),
 				}},
 			},
+			"health_check_exprs": healthCheckExprsBlock(),
 			"install": schema.SingleNestedBlock{
 				Description: "Install options.",
 				Attributes: map[string]schema.Attribute{
 					"timeout": duration("Timeout of the install. Default: `timeout`."),
-					"take_ownership": takeOwnershipAttr("install"),
 					"crds": schema.StringAttribute{Optional: true, Validators: []validator.String{crdPolicy},
 						Description: "CRDs in the chart's crds/: `Skip`, `Create` (default: create missing ones, never update) or `CreateReplace` (also update existing ones; never delete)."},
+					"take_ownership":             takeOwnershipAttr("install"),
 					"replace":                    optBool("Reuse the name of a release that was uninstalled with history kept."),
 					"create_namespace":           optBool("Create the namespace the release installs into (`target_namespace`, else `namespace`) if it does not exist."),
 					"disable_hooks":              optBool("Skip the chart's install hooks."),
@@ -257,9 +257,9 @@ func helmReleaseSchema() schema.Schema {
 				Description: "Upgrade options.",
 				Attributes: map[string]schema.Attribute{
 					"timeout": duration("Timeout of the upgrade. Default: `timeout`."),
-					"take_ownership": takeOwnershipAttr("upgrade"),
 					"crds": schema.StringAttribute{Optional: true, Validators: []validator.String{crdPolicy},
 						Description: "CRDs in the chart's crds/: `Skip` (default), `Create` or `CreateReplace`."},
+					"take_ownership":             takeOwnershipAttr("upgrade"),
 					"cleanup_on_fail":            optBool("Delete objects this upgrade created when it fails."),
 					"disable_hooks":              optBool("Skip the chart's upgrade hooks."),
 					"disable_openapi_validation": optBool("Do not validate rendered objects against the OpenAPI schema."),
