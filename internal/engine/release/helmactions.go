@@ -39,6 +39,9 @@ func newInstall(cfg *action.Configuration, spec *Spec, name, namespace string, s
 	in.Description = spec.Description
 	// Checked first: never another owner's object (takeownership.go).
 	in.TakeOwnership = spec.Install.TakeOwnership
+	// Taking an object under server-side apply takes its fields from their
+	// managers, as helm-controller's install (which always forces).
+	in.ForceConflicts = in.ServerSideApply && in.TakeOwnership
 	return in
 }
 

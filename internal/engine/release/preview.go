@@ -190,6 +190,9 @@ func (r *request) preview(ctx context.Context, act Action, s releaseState) (*Pre
 	// Only a server-side upgrade asks for its conflicts, with the objects
 	// as sent: copy them then only.
 	force := mode.ForceConflicts && act != ActionInstall
+	if act == ActionInstall && mode.ServerSide && r.spec.Install.TakeOwnership {
+		force = true // as newInstall: take_ownership takes the fields too
+	}
 	var applied map[string]runtime.Object
 	if force {
 		applied = appliedObjects(target)
