@@ -67,7 +67,8 @@ func takeOwnershipAttr(action string) schema.BoolAttribute {
 		MarkdownDescription: which + " that exist in the cluster and belong to no release and no other tool (no Helm " +
 			"release metadata, no stevedore, Flux or flux-operator labels), instead of failing on them: Helm's " +
 			"`--take-ownership`, hashicorp/helm's `take_ownership`. The plan lists each object it will take with its current " +
-			"field managers (a warning). An object that another Helm release or another stevedore resource (or Flux) owns is " +
+			"field managers (a warning); under server-side apply their fields are taken from those managers (conflicts forced, " +
+			"as helm-controller's install forces them). An object that another Helm release or another stevedore resource (or Flux) owns is " +
 			"never taken: the plan fails naming it and its owner. Default false, as hashicorp/helm's; helm-controller takes " +
 			"such objects by default (`disableTakeOwnership: false`)."}
 }
