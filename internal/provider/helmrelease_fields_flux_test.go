@@ -258,7 +258,7 @@ func TestAccHelmRelease_fluxFieldsBadInput(t *testing.T) {
 		chartDir := chartCopy(t, "1.0.0")
 		cfg := func(body string) string { return releaseConfig(cacheDir, chartDir, ns, body) }
 		nothing := func() {
-			if revs := releaseRevisions(t, ns, "podinfo"); len(revs) != 0 {
+			if revs := storedRevisions(t, ns, "podinfo"); len(revs) != 0 {
 				t.Errorf("bad input installed %v", revs)
 			}
 		}
@@ -277,7 +277,7 @@ func TestAccHelmRelease_fluxFieldsBadInput(t *testing.T) {
       name           = "RetryOnFailure"
       retry_interval = "five minutes"
     }
-  }`, `upgrade\.strategy\.retry_interval`),
+  }`, `Invalid duration.*retry_interval = "five minutes".*must be a Go duration`),
 				step(`
   upgrade {
     strategy {
