@@ -80,6 +80,57 @@ func TestAccHelmRelease_upgradeStrategyRetryOnFailure(t *testing.T) {
 	})
 }
 
+// TestAccHelmRelease_installStrategyRetryOnFailure: an install that fails
+// under install.strategy RetryOnFailure, with install remediation retries
+// that would otherwise uninstall and install again within the apply: the
+// apply fails after one attempt, naming the strategy, and the failed
+// release stays in storage. Terraform taints the failed create, so the
+// next apply, with good values, replaces it (uninstall, install).
+func TestAccHelmRelease_installStrategyRetryOnFailure(t *testing.T) {
+	t.Parallel()
+	accTestEach(t, func(t *testing.T) resource.TestCase {
+		ns := uniqueNamespace(t, "hr-iretry")
+		cacheDir := t.TempDir()
+		chartDir := chartCopy(t, "1.0.0")
+		config := func(bad bool) string {
+			sel := "{}"
+			if bad {
+				sel = noSuchNode
+			}
+			return releaseConfig(cacheDir, chartDir, ns, fmt.Sprintf(`
+  timeout = "10s"
+  values  = { nodeSelector = %s }
+  install {
+    strategy {
+      name = "RetryOnFailure"
+    }
+    remediation {
+      retries = 2
+    }
+  }`, sel))
+		}
+		return resource.TestCase{
+			Steps: []resource.TestStep{
+				{
+					Config:      config(true),
+					ExpectError: wrapped(`install failed.*install\.strategy is RetryOnFailure: no remediation ran.*retry after 5m`),
+				},
+				{
+					PreConfig: func() {
+						// One attempt, not uninstalled: the failed release stays.
+						if got := releaseRevisions(t, ns, "podinfo"); !slices.Equal(got, []string{"1:failed"}) {
+							t.Errorf("revisions %v, want [1:failed]", got)
+						}
+					},
+					Config:           config(false),
+					ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction(releaseAddr, plancheck.ResourceActionDestroyBeforeCreate)}},
+					Check:            checkRevisions(t, ns, "podinfo", "1:deployed"),
+				},
+			},
+		}
+	})
+}
+
 // gadgetChart writes into chartDir a CRD of a unique group (a CRD is
 // cluster-wide: the group is the test's namespace) without a status
 // subresource, and a Gadget whose status.phase is the value `phase`, so that
@@ -189,17 +240,27 @@ metadata:
 data:
   from: chart
 {{- end }}
+{{- if .Values.later }}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: later
+data:
+  from: chart
+{{- end }}
 `})
-		config := func(take, other bool) string {
+		config := func(take, other bool, later ...bool) string {
 			return releaseConfig(cacheDir, chartDir, ns, fmt.Sprintf(`
-  values = { other = %t }
+  values = { other = %t, later = %t }
   install {
     take_ownership = %t
   }
   upgrade {
     take_ownership = %t
-  }`, other, take, take))
+  }`, other, len(later) > 0, take, take))
 		}
+		laterCM := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "later", Namespace: ns}, Data: map[string]string{"from": "outside"}}
 		loose := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "loose", Namespace: ns}, Data: map[string]string{"from": "outside"}}
 		others := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "others", Namespace: ns,
 			Labels:      map[string]string{"app.kubernetes.io/managed-by": "Helm"},
@@ -242,6 +303,20 @@ data:
 					},
 					Config: config(true, false),
 					Check:  checkRevisions(t, ns, "podinfo", "1:deployed"),
+				},
+				{
+					// An upgrade takes a free object it adds, listed in the plan.
+					PreConfig: func() { putObject(t, laterCM) },
+					Config:    config(true, false, true),
+					ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+						expectWarning(rec, "Objects will be taken", regexp.MustCompile(`(?s)take_ownership: apply takes 1 object.*ConfigMap/`+ns+`/later \(field managers: `)),
+					}},
+					Check: func(*terraform.State) error {
+						if got := annotation("later", "meta.helm.sh/release-name"); got != "podinfo" {
+							return fmt.Errorf("the upgrade did not take the ConfigMap: release-name annotation %q", got)
+						}
+						return checkRevisions(t, ns, "podinfo", "1:superseded", "2:deployed")(nil)
+					},
 				},
 			},
 		}
