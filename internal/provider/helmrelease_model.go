@@ -54,6 +54,8 @@ type helmReleaseModel struct {
 	PostRenderers  []postRendererModel    `tfsdk:"post_renderers"`
 	Dependencies   []dependencyModel      `tfsdk:"dependencies"`
 
+	HealthCheckExprs []healthCheckExprModel `tfsdk:"health_check_exprs"`
+
 	Version             types.Int64  `tfsdk:"version"`
 	ChartName           types.String `tfsdk:"chart_name"`
 	ChartVersion        types.String `tfsdk:"chart_version"`
@@ -119,6 +121,9 @@ type installModel struct {
 	DisableWaitForJobs       types.Bool               `tfsdk:"disable_wait_for_jobs"`
 	ServerSideApply          types.Bool               `tfsdk:"server_side_apply"`
 	Remediation              *installRemediationModel `tfsdk:"remediation"`
+
+	Strategy      *actionStrategyModel `tfsdk:"strategy"`
+	TakeOwnership types.Bool           `tfsdk:"take_ownership"`
 }
 
 type installRemediationModel struct {
@@ -141,6 +146,9 @@ type upgradeModel struct {
 	PreserveValues           types.Bool               `tfsdk:"preserve_values"`
 	ServerSideApply          types.String             `tfsdk:"server_side_apply"`
 	Remediation              *upgradeRemediationModel `tfsdk:"remediation"`
+
+	Strategy      *actionStrategyModel `tfsdk:"strategy"`
+	TakeOwnership types.Bool           `tfsdk:"take_ownership"`
 }
 
 type upgradeRemediationModel struct {
@@ -259,6 +267,7 @@ func (b *specBuilder) release(ctx context.Context, m *helmReleaseModel) *release
 		CommonMetadata:     b.releaseCommonMetadata(m.CommonMetadata),
 		Dependencies:       b.dependencies(m.Dependencies),
 	}
+	spec.HealthCheckExprs = b.healthCheckExprs(m.HealthCheckExprs)
 	// persistent_client changes nothing here (its description says why); it
 	// is read only so that an unknown value leaves the spec unknown, as every
 	// other attribute does.
@@ -340,6 +349,7 @@ func (b *specBuilder) install(in *installModel) release.Install {
 			RemediateLastFailure: rb.optBool("remediate_last_failure", r.RemediateLastFailure),
 		}
 	}
+	out.Strategy, out.TakeOwnership = b.actionStrategy(in.Strategy), b.boolean("take_ownership", in.TakeOwnership)
 	return out
 }
 
@@ -370,6 +380,7 @@ func (b *specBuilder) upgrade(up *upgradeModel) release.Upgrade {
 			RemediateLastFailure: rb.optBool("remediate_last_failure", r.RemediateLastFailure),
 		}
 	}
+	out.Strategy, out.TakeOwnership = b.actionStrategy(up.Strategy), b.boolean("take_ownership", up.TakeOwnership)
 	return out
 }
 

@@ -187,6 +187,7 @@ func plannedRelease(p *release.Plan, plan helmReleaseModel, state *helmReleaseMo
 		for _, w := range pv.Warnings {
 			diags.AddWarning("Apply may fail", about(release.Kind, id, "%s", w))
 		}
+		diags.Append(takeoverWarning(id, pv)...)
 		if pv.Unknown == "" {
 			plan.Changes = driftValue(pv.Changes)
 		}

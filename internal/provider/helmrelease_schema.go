@@ -230,12 +230,14 @@ func helmReleaseSchema() schema.Schema {
 				}},
 			},
 			"common_metadata": releaseCommonMetadataBlock(),
+			"health_check_exprs": healthCheckExprsBlock(),
 			"install": schema.SingleNestedBlock{
 				Description: "Install options.",
 				Attributes: map[string]schema.Attribute{
 					"timeout": duration("Timeout of the install. Default: `timeout`."),
 					"crds": schema.StringAttribute{Optional: true, Validators: []validator.String{crdPolicy},
 						Description: "CRDs in the chart's crds/: `Skip`, `Create` (default: create missing ones, never update) or `CreateReplace` (also update existing ones; never delete)."},
+					"take_ownership":             takeOwnershipAttr("install"),
 					"replace":                    optBool("Reuse the name of a release that was uninstalled with history kept."),
 					"create_namespace":           optBool("Create the namespace the release installs into (`target_namespace`, else `namespace`) if it does not exist."),
 					"disable_hooks":              optBool("Skip the chart's install hooks."),
@@ -249,6 +251,7 @@ func helmReleaseSchema() schema.Schema {
 							"or false with the provider's `helm3_defaults`. Later upgrades keep the method (`upgrade.server_side_apply = \"auto\"`)."},
 				},
 				Blocks: map[string]schema.Block{
+					"strategy": actionStrategyBlock("install"),
 					"remediation": schema.SingleNestedBlock{
 						Description: "What happens after a failed install: uninstall, then retry.",
 						Attributes: map[string]schema.Attribute{
@@ -265,6 +268,7 @@ func helmReleaseSchema() schema.Schema {
 					"timeout": duration("Timeout of the upgrade. Default: `timeout`."),
 					"crds": schema.StringAttribute{Optional: true, Validators: []validator.String{crdPolicy},
 						Description: "CRDs in the chart's crds/: `Skip` (default), `Create` or `CreateReplace`."},
+					"take_ownership":             takeOwnershipAttr("upgrade"),
 					"cleanup_on_fail":            optBool("Delete objects this upgrade created when it fails."),
 					"disable_hooks":              optBool("Skip the chart's upgrade hooks."),
 					"disable_openapi_validation": optBool("Do not validate rendered objects against the OpenAPI schema."),
@@ -278,6 +282,7 @@ func helmReleaseSchema() schema.Schema {
 					"server_side_apply": ssaMode("upgrade", "the latest revision"),
 				},
 				Blocks: map[string]schema.Block{
+					"strategy": actionStrategyBlock("upgrade"),
 					"remediation": schema.SingleNestedBlock{
 						Description: "What happens after a failed upgrade: roll back (or uninstall), then retry.",
 						Attributes: map[string]schema.Attribute{

@@ -38,6 +38,11 @@ func newInstall(cfg *action.Configuration, spec *Spec, name, namespace string, s
 	in.PostRenderStrategy = action.PostRenderStrategy(spec.PostRenderStrategy)
 	in.Labels = ownerLabels(spec)
 	in.Description = spec.Description
+	// Checked first: never another owner's object (takeownership.go).
+	in.TakeOwnership = spec.Install.TakeOwnership
+	// Taking an object under server-side apply takes its fields from their
+	// managers, as helm-controller's install (which always forces).
+	in.ForceConflicts = in.ServerSideApply && in.TakeOwnership
 	return in
 }
 
@@ -67,6 +72,8 @@ func newUpgrade(cfg *action.Configuration, spec *Spec, namespace string, mode wr
 	// stamps a release made before owners were recorded, or imported.
 	up.Labels = ownerLabels(spec)
 	up.Description = spec.Description
+	// Checked first: never another owner's object (takeownership.go).
+	up.TakeOwnership = spec.Upgrade.TakeOwnership
 	return up
 }
 

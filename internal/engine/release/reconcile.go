@@ -215,6 +215,9 @@ func (r *request) round(ctx context.Context) (remediated *helmrelease.Release, e
 				return nil, c
 			}
 		}
+		if err := r.retryStop(s, ran[kindRelease] || ran[kindTest]); err != nil {
+			return nil, r.withCause(err)
+		}
 		act, reason, err := r.decide(s)
 		if err != nil {
 			return nil, r.withCause(err)

@@ -231,6 +231,11 @@ type Spec struct {
 	Uninstall      Uninstall
 	DriftDetection DriftDetection
 	PostRenderers  []PostRenderer
+
+	// HealthCheckExprs are helm-controller's healthCheckExprs: CEL health
+	// checks of custom resources, used by the poller wait and by the
+	// report of the objects not ready (health_exprs.go).
+	HealthCheckExprs []HealthCheckExpr
 }
 
 // withDefaults is a copy of s with every default of a Spec filled in: the one
@@ -337,6 +342,13 @@ type Install struct {
 	DisableWait              bool
 	DisableWaitForJobs       bool
 	Remediation              InstallRemediation
+
+	// Strategy is install.strategy (strategy.go): RemediateOnFailure
+	// (empty) or RetryOnFailure.
+	Strategy ActionStrategy
+	// TakeOwnership takes objects that exist and belong to no release or
+	// other tool (takeownership.go); false by default, unlike Flux's.
+	TakeOwnership bool
 }
 
 // InstallRemediation says what happens after a failed install: uninstall and
@@ -372,6 +384,12 @@ type Upgrade struct {
 	// of the latest release.
 	ServerSideApply string
 	Remediation     UpgradeRemediation
+
+	// Strategy is upgrade.strategy (strategy.go).
+	Strategy ActionStrategy
+	// TakeOwnership: as Install.TakeOwnership, for objects new to the
+	// release in an upgrade.
+	TakeOwnership bool
 }
 
 // UpgradeRemediation says what happens after a failed upgrade.

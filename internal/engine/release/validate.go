@@ -63,5 +63,7 @@ func validateSpec(spec *Spec) error {
 			errs = append(errs, &fielderr.Error{Path: fmt.Sprintf("values_from[%d].name", i), Err: errors.New("must not be empty")})
 		}
 	}
+	errs = append(errs, validateStrategies(spec)...)
+	errs = append(errs, validateHealthCheckExprs(spec.HealthCheckExprs)...)
 	return errors.Join(errs...)
 }
