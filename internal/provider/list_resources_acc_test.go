@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -411,4 +412,146 @@ resource "stevedore_resourceset" "apps" {
 		}
 		w.planEmpty()
 	})
+}
+
+// TestAccSchema_loadsUnderEveryCLI: the provider's schema, list resources
+// included, loads under every CLI the provider supports: OpenTofu and
+// Terraform 1.5.7, which know no list resources, validate a configuration
+// of its resources and data sources as before; the newest Terraform also
+// validates a query file of both list resources.
+func TestAccSchema_loadsUnderEveryCLI(t *testing.T) {
+	t.Parallel()
+	all := needCLIs(t, false, append(clis(t, false), oldestCLI())...)
+	for _, c := range all {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			w := newWorkspace(t, c, providerBlock("")+`
+data "stevedore_helmreleases" "all" {
+  owner = "helm"
+}
+
+data "stevedore_resourcesets" "all" {}
+
+resource "stevedore_resourceset" "x" {
+  name      = "x"
+  namespace = "default"
+  resources = []
+}
+`)
+			if out, code := w.run("validate"); code != 0 {
+				t.Fatalf("%s validate: exit %d\n%s", c.name, code, out)
+			}
+			if why, err := c.lacks(cliQuery); err != nil || why != "" {
+				return
+			}
+			lists := listBlock("stevedore_helmrelease", "r", `    owner = "flux"`) + listBlock("stevedore_resourceset", "s", `    owner = "flux-operator"`)
+			if err := os.WriteFile(filepath.Join(w.dir, "list.tfquery.hcl"), []byte(lists), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if out, code := w.run("validate", "-query"); code != 0 {
+				t.Fatalf("%s validate -query: exit %d\n%s", c.name, code, out)
+			}
+		})
+	}
+}
+
+// TestQueryFiftyReleases measures `terraform query` of 50 releases the helm4
+// CLI installed, listing only and with -generate-config-out (which reads
+// each release as its import does), beside `terraform plan` of the
+// stevedore_helmreleases data source over the same 50, under the newest
+// Terraform: the wall time of each and the provider's peak RSS (from
+// /usr/bin/time, when the machine has it). A measure, not an assertion of
+// its figures: it runs only with STEVEDORE_MEASURE_QUERY=1 (and TF_ACC).
+func TestQueryFiftyReleases(t *testing.T) {
+	if os.Getenv("STEVEDORE_MEASURE_QUERY") == "" {
+		t.Skip("a measure: set STEVEDORE_MEASURE_QUERY=1 to run it")
+	}
+	needAcc(t)
+	var tf cli
+	for _, c := range clis(t, false) {
+		if c.name == "terraform" {
+			tf = c
+		}
+	}
+	tf.need(t, cliQuery)
+	ns := uniqueNamespace(t, "query50")
+	cacheDir, chartDir := t.TempDir(), chartCopy(t, "1.0.0")
+	kc := testenv.Need(t).Cluster.Kubeconfig
+	provider := providerBlock(fmt.Sprintf("cache_dir = %s", hcl(cacheDir)))
+	w := newWorkspace(t, tf, provider+fmt.Sprintf(`
+resource "stevedore_helmchart_artifact" "podinfo" {
+  source_path = %s
+}
+
+output "path" {
+  value = stevedore_helmchart_artifact.podinfo.path
+}
+`, hcl(chartDir)))
+	w.must("apply", "-auto-approve", "-input=false")
+	archive := strings.TrimSpace(w.must("output", "-raw", "path"))
+	const n = 50
+	for i := range n {
+		if _, err := testenv.HelmCLI(testenv.Context(t), kc, "helm4", "install", fmt.Sprintf("r%02d", i), archive, "--namespace", ns); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A workspace whose dev override runs the provider under /usr/bin/time,
+	// which appends each provider process's peak RSS to mem.log.
+	m := newWorkspace(t, tf, provider)
+	memLog := filepath.Join(m.dir, "mem.log")
+	wrapDir := filepath.Join(m.dir, "wrap")
+	if err := os.MkdirAll(wrapDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(builtProvider(t), "terraform-provider-stevedore")
+	wrapper := fmt.Sprintf("#!/bin/sh\nexec /usr/bin/time -f '%%M %%U %%S' -a -o %q %q \"$@\"\n", memLog, bin)
+	if _, err := os.Stat("/usr/bin/time"); err != nil {
+		t.Log("no /usr/bin/time: no peak RSS")
+		wrapper = fmt.Sprintf("#!/bin/sh\nexec %q \"$@\"\n", bin)
+	}
+	if err := os.WriteFile(filepath.Join(wrapDir, "terraform-provider-stevedore"), []byte(wrapper), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rc := fmt.Sprintf("provider_installation {\n  dev_overrides {\n    \"stevedore-dev/stevedore\" = %q\n  }\n  direct {}\n}\n", wrapDir)
+	if err := os.WriteFile(m.rc, []byte(rc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	measure := func(what string, args ...string) {
+		t.Helper()
+		_ = os.Remove(memLog)
+		start := time.Now()
+		out := m.must(args...)
+		took := time.Since(start)
+		kib, _ := providerUsage(memLog)
+		t.Logf("%s over %d releases: %s, provider peak RSS %.1f MiB", what, n, took.Round(time.Millisecond), float64(kib)/1024)
+		if !strings.Contains(out, ns+"/r49") && !strings.Contains(out, `"`+ns+`/r49"`) && what != "query -generate-config-out" {
+			t.Errorf("%s does not list %s/r49:\n%s", what, ns, out)
+		}
+	}
+	lists := listBlock("stevedore_helmrelease", "all", "    namespace = "+hcl(ns))
+	if err := os.WriteFile(filepath.Join(m.dir, "list.tfquery.hcl"), []byte(lists), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		measure("terraform query", "query")
+		measure("query -generate-config-out", "query", "-generate-config-out=generated.tf")
+		if err := os.Remove(filepath.Join(m.dir, "generated.tf")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Remove(filepath.Join(m.dir, "list.tfquery.hcl")); err != nil {
+		t.Fatal(err)
+	}
+	m.write(provider + fmt.Sprintf(`
+data "stevedore_helmreleases" "all" {
+  namespace = %q
+}
+
+output "names" {
+  value = keys(data.stevedore_helmreleases.all.releases)
+}
+`, ns))
+	for range 2 {
+		measure("plan of the stevedore_helmreleases data source", "plan", "-input=false")
+	}
 }
