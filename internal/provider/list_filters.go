@@ -54,6 +54,17 @@ func (d listFilterDocs) validators() (namespace, owner, selector []validator.Str
 		[]validator.String{labelSelectorValidator}
 }
 
+// listResourceValidators are validators for the `config` block of a list
+// block: Terraform places a diagnostic's attribute path in the list block,
+// where the filters are not (they are in its `config`), so the detail says
+// the attribute's name itself (the framework's own validators' do).
+func (d listFilterDocs) listResourceValidators() (namespace, owner, selector []validator.String) {
+	namespace, owner, _ = d.validators()
+	named := labelSelectorValidator
+	named.named = true
+	return namespace, owner, []validator.String{named}
+}
+
 // listFilterAttributes are the filter attributes of a listing data source.
 func listFilterAttributes(d listFilterDocs) map[string]schema.Attribute {
 	ns, owner, sel := d.validators()
@@ -67,7 +78,7 @@ func listFilterAttributes(d listFilterDocs) map[string]schema.Attribute {
 // listResourceFilterAttributes are the same filters as the `config` of a
 // list resource (terraform query).
 func listResourceFilterAttributes(d listFilterDocs) map[string]listschema.Attribute {
-	ns, owner, sel := d.validators()
+	ns, owner, sel := d.listResourceValidators()
 	return map[string]listschema.Attribute{
 		"namespace":      listschema.StringAttribute{Optional: true, Description: d.namespace, Validators: ns},
 		"owner":          listschema.StringAttribute{Optional: true, Description: d.ownerText(), Validators: owner},
@@ -110,6 +121,8 @@ func listedStr(desc string) schema.StringAttribute {
 type stringCheck struct {
 	desc, summary string
 	check         func(string) error
+	// named puts the attribute's path before the detail.
+	named bool
 }
 
 func (v stringCheck) Description(context.Context) string { return v.desc }
@@ -121,7 +134,11 @@ func (v stringCheck) ValidateString(_ context.Context, req validator.StringReque
 		return
 	}
 	if err := v.check(req.ConfigValue.ValueString()); err != nil {
-		resp.Diagnostics.AddAttributeError(req.Path, v.summary, err.Error())
+		detail := err.Error()
+		if v.named {
+			detail = "Attribute " + req.Path.String() + ": " + detail
+		}
+		resp.Diagnostics.AddAttributeError(req.Path, v.summary, detail)
 	}
 }
 
