@@ -243,7 +243,10 @@ output "remote" {
 		// Another configuration's release: listed, its generated import
 		// refused with the ownership error; nothing taken.
 		ownedRevs := revisionsOf(t, [][2]string{{owned, "podinfo"}})
-		v := newWorkspace(t, c, providerBlock(fmt.Sprintf("cache_dir = %s", hcl(t.TempDir()))))
+		// The cache holds the release's archive, so that the generated
+		// chart block is complete (chart.digest) and the plan reaches the
+		// import.
+		v := newWorkspace(t, c, provider)
 		_, gen = generateByQuery(t, v, listBlock("stevedore_helmrelease", "owned", "    namespace = "+hcl(owned)))
 		if strings.Count(gen, `resource "stevedore_helmrelease"`) != 1 {
 			t.Fatalf("%s: want the owned release's block:\n%s", c.name, gen)
