@@ -6,9 +6,11 @@ import (
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/release"
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/resourceset"
 )
 
 // TestListResources_schema: the provider serves the list resources
@@ -137,5 +139,50 @@ func TestReleaseDisplayName(t *testing.T) {
 		if got := releaseDisplayName(tc.l); got != tc.want {
 			t.Errorf("releaseDisplayName(%+v) = %q, want %q", tc.l, got, tc.want)
 		}
+	}
+}
+
+// TestSetDisplayName: a set's display name says where it is, how many
+// objects it has, and who made it, with a stevedore set's owner IDs.
+func TestSetDisplayName(t *testing.T) {
+	for _, tc := range []struct {
+		s    resourceset.ListedSet
+		want string
+	}{
+		{resourceset.ListedSet{Namespace: "apps", Name: "web", Owner: "stevedore", OwnerIDs: []string{"a", "b"}, Objects: 3},
+			"apps/web: 3 object(s), made by stevedore (owner a, b)"},
+		{resourceset.ListedSet{Namespace: "t", Name: "tenants", Owner: "flux-operator", Objects: 1},
+			"t/tenants: 1 object(s), made by flux-operator"},
+	} {
+		if got := setDisplayName(tc.s); got != tc.want {
+			t.Errorf("setDisplayName(%+v) = %q, want %q", tc.s, got, tc.want)
+		}
+	}
+}
+
+// TestSecretsOf: the Secrets among a set's resources and its steps'
+// resources, in the set's namespace unless they name theirs; nothing else.
+func TestSecretsOf(t *testing.T) {
+	dyn := func(v []any) types.Dynamic {
+		d, err := dynamicList(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	m := resourceSetModel{Namespace: types.StringValue("apps"),
+		Resources: dyn([]any{
+			map[string]any{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "a"}},
+			map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "b"}},
+		}),
+		Steps: dyn([]any{map[string]any{"name": "s", "resources": []any{
+			map[string]any{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "c", "namespace": "other"}},
+		}}}),
+	}
+	if got := strings.Join(secretsOf(m), ","); got != "apps/a,other/c" {
+		t.Errorf("secretsOf = %q, want apps/a,other/c", got)
+	}
+	if got := secretsOf(resourceSetModel{Resources: types.DynamicNull(), Steps: types.DynamicNull()}); len(got) != 0 {
+		t.Errorf("secretsOf of no resources = %v", got)
 	}
 }
