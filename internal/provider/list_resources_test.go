@@ -65,7 +65,9 @@ func TestListResources_schema(t *testing.T) {
 // The provider need not be configured: validation reads no cluster.
 func TestListResources_validate(t *testing.T) {
 	ctx := context.Background()
-	server := NewServer("test")().(tfprotov6.ProviderServerWithListResource)
+	server := NewServer("test")().(interface {
+		ValidateListResourceConfig(context.Context, *tfprotov6.ValidateListResourceConfigRequest) (*tfprotov6.ValidateListResourceConfigResponse, error)
+	})
 	obj := tftypes.Object{AttributeTypes: map[string]tftypes.Type{
 		"namespace": tftypes.String, "owner": tftypes.String, "label_selector": tftypes.String}}
 	config := func(vals map[string]string) *tfprotov6.DynamicValue {
