@@ -424,6 +424,7 @@ resource "stevedore_resourceset" "apps" {
 // validates a query file of both list resources.
 func TestAccSchema_loadsUnderEveryCLI(t *testing.T) {
 	t.Parallel()
+	testenv.Need(t) // the provider block's cluster
 	all := needCLIs(t, false, append(clis(t, false), oldestCLI())...)
 	for _, c := range all {
 		t.Run(c.name, func(t *testing.T) {
