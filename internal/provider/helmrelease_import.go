@@ -49,47 +49,20 @@ func (r *helmReleaseResource) ImportState(ctx context.Context, req resource.Impo
 		resp.Diagnostics.AddError("Provider not configured", "import needs a known provider configuration")
 		return
 	}
-	name, storageNS := id.Release()
-	imp, err := r.engine().Import(ctx, storageNS, name)
-	if err != nil {
-		var nf *release.NotFoundError
-		if errors.As(err, &nf) {
-			err = fmt.Errorf("%w%s", err, r.importHint(ctx, id))
-		}
-		addError(&resp.Diagnostics, "Cannot import the release", err)
+	m, imp, id, diags := r.importRelease(ctx, id, req.ID, byIdentity)
+	if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
 		return
 	}
 	if byIdentity {
-		id = importedFrom(id, imp.TargetNamespace)
-	}
-	if objs := id.ReleaseNamespace(); imp.TargetNamespace != objs {
-		resp.Diagnostics.AddError("Invalid import ID",
-			fmt.Sprintf("import ID %q: release %s in storage namespace %s has its objects in namespace %s, not in %s: import it as %q",
-				req.ID, name, storageNS, imp.TargetNamespace, objs, release.ImportIDOf(importIDSpec(ctx, id), name, storageNS, imp.TargetNamespace)))
-		return
-	}
-	m := importedModel(id)
-	if imp.Description != "" {
-		// Only a description of the user's: Helm's own text, read back,
-		// would plan an upgrade to remove it from a configuration without
-		// one (setTriggers).
-		m.Description = types.StringValue(imp.Description)
-	}
-	if len(imp.Values) > 0 {
-		v, err := tfValue(imp.Values)
-		if err != nil {
-			addError(&resp.Diagnostics, "Cannot import the release values", fielderr.Object("release", storageNS+"/"+name, err))
+		// An import block by identity, which `terraform query
+		// -generate-config-out` writes for every release it lists, cannot
+		// tell another configuration's release from a killed apply's of
+		// this one: it never adopts another instance's release.
+		if owned := imp.OwnedError(id.String()); owned != nil {
+			addError(&resp.Diagnostics, "Cannot import the release", owned)
 			return
 		}
-		m.Values = types.DynamicValue(v)
 	}
-	m.setStatus(imp.Status)
-	m.ID = types.StringValue(id.Namespace + "/" + id.Name)
-	if w := r.importedChart(ctx, &m, imp, id); w != "" {
-		resp.Diagnostics.AddAttributeWarning(path.Root("chart"), "Write the chart's source", w)
-	}
-	m.Drift = emptyDrift()
-	m.Changes = types.ListNull(driftEntryType)
 	resp.Diagnostics.Append(setModel(ctx, &resp.State, &m)...)
 	resp.Diagnostics.Append(setReleaseIdentity(ctx, resp.Identity, &m)...)
 	// The import is the user saying "this release is this resource's": the
@@ -101,6 +74,58 @@ func (r *helmReleaseResource) ImportState(ctx context.Context, req resource.Impo
 	}
 	resp.Diagnostics.Append(writeOwner(ctx, resp.Private, owner)...)
 	resp.Diagnostics.Append(writeBook(ctx, resp.Private, m.Book)...)
+}
+
+// importRelease reads the release id names as an import reads it: the
+// model its state is, with what the release records (the chart a user
+// writes, importedChart). reqID is the import ID as given ("" for an
+// identity, whose ID is then completed from the release found,
+// importedFrom), and the ID it returns is the completed one. Its warnings say what the chart block lacks. The import
+// and the list resource (terraform query) read a release with it.
+func (r *helmReleaseResource) importRelease(ctx context.Context, id release.ImportID, reqID string, byIdentity bool) (helmReleaseModel, *release.Imported, release.ImportID, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	name, storageNS := id.Release()
+	imp, err := r.engine().Import(ctx, storageNS, name)
+	if err != nil {
+		var nf *release.NotFoundError
+		if errors.As(err, &nf) {
+			err = fmt.Errorf("%w%s", err, r.importHint(ctx, id))
+		}
+		addError(&diags, "Cannot import the release", err)
+		return helmReleaseModel{}, nil, id, diags
+	}
+	if byIdentity {
+		id = importedFrom(id, imp.TargetNamespace)
+	}
+	if objs := id.ReleaseNamespace(); imp.TargetNamespace != objs {
+		diags.AddError("Invalid import ID",
+			fmt.Sprintf("import ID %q: release %s in storage namespace %s has its objects in namespace %s, not in %s: import it as %q",
+				reqID, name, storageNS, imp.TargetNamespace, objs, release.ImportIDOf(importIDSpec(ctx, id), name, storageNS, imp.TargetNamespace)))
+		return helmReleaseModel{}, nil, id, diags
+	}
+	m := importedModel(id)
+	if imp.Description != "" {
+		// Only a description of the user's: Helm's own text, read back,
+		// would plan an upgrade to remove it from a configuration without
+		// one (setTriggers).
+		m.Description = types.StringValue(imp.Description)
+	}
+	if len(imp.Values) > 0 {
+		v, err := tfValue(imp.Values)
+		if err != nil {
+			addError(&diags, "Cannot import the release values", fielderr.Object("release", storageNS+"/"+name, err))
+			return helmReleaseModel{}, nil, id, diags
+		}
+		m.Values = types.DynamicValue(v)
+	}
+	m.setStatus(imp.Status)
+	m.ID = types.StringValue(id.Namespace + "/" + id.Name)
+	if w := r.importedChart(ctx, &m, imp, id); w != "" {
+		diags.AddAttributeWarning(path.Root("chart"), "Write the chart's source", w)
+	}
+	m.Drift = emptyDrift()
+	m.Changes = types.ListNull(driftEntryType)
+	return m, imp, id, diags
 }
 
 // importedChart sets m's chart to what a user would write for the

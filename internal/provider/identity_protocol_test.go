@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
@@ -211,6 +212,21 @@ func (s *identityServer) read(typeName string, state *tfprotov6.DynamicValue, wa
 	return resp.NewState
 }
 
+// importRefused imports by identity, which must fail with an error whose
+// detail says want.
+func (s *identityServer) importRefused(typeName string, identity map[string]any, want string) {
+	s.t.Helper()
+	dv, err := tfprotov6.NewDynamicValue(s.types[typeName+"."], valueOf(s.t, s.types[typeName+"."], identity))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	resp, err := s.server.ImportResourceState(context.Background(), &tfprotov6.ImportResourceStateRequest{TypeName: typeName,
+		Identity: &tfprotov6.ResourceIdentityData{IdentityData: &dv}})
+	if err != nil || !hasError(resp.Diagnostics) || !strings.Contains(describe(resp.Diagnostics), want) {
+		s.t.Fatalf("import by identity %v: %v %s, want an error that says %q", identity, err, describe(resp.Diagnostics), want)
+	}
+}
+
 // importBy imports by ID, or by identity when id is empty, and checks the
 // identity imported and the state's attrs.
 func (s *identityServer) importBy(typeName, id string, identity map[string]any, want map[string]string, attrs map[string]string) {
@@ -276,10 +292,17 @@ func TestHelmReleaseIdentity_everyResponse(t *testing.T) {
 	state = s.read(typ, state, want)
 	state = s.apply(typ, state, config("4m"), want)
 	s.importBy(typ, fs+"/podinfo@"+apps, nil, want, map[string]string{"name": "podinfo", "target_namespace": apps})
-	// An identity as a helm_release has it: the target namespace is where
-	// the objects are, and the name follows from the release name.
-	s.importBy(typ, "", map[string]any{"namespace": fs, "release_name": rel}, want,
-		map[string]string{"name": "podinfo", "target_namespace": apps, "release_name": rel, "storage_namespace": fs})
+	// An identity refuses this instance's own release (it carries an owner
+	// ID: ImportState's ownership check). One as a helm_release has it, of
+	// a release Flux made: the target namespace is where the objects are,
+	// and the name follows from the release name.
+	s.importRefused(typ, map[string]any{"namespace": fs, "release_name": rel}, "stevedore does not take over a release")
+	other, err := testenv.FluxInstall(testenv.Need(t).Cluster.Kubeconfig, fs, "other", apps, tgz, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.importBy(typ, "", map[string]any{"namespace": fs, "release_name": other}, map[string]string{"namespace": fs, "release_name": other},
+		map[string]string{"name": "other", "target_namespace": apps, "release_name": other, "storage_namespace": fs})
 
 	if err := testenv.HelmUninstall(testenv.Need(t).Cluster.Kubeconfig, fs, rel); err != nil {
 		t.Fatal(err)

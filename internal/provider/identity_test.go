@@ -33,11 +33,14 @@ func expectReleaseIdentity(storageNS, releaseName string) []statecheck.StateChec
 // TestAccHelmRelease_identity: a release as Flux makes one for a HelmRelease
 // with a target namespace (release apps-podinfo, stored in flux-system) has
 // the identity {namespace = flux-system, release_name = apps-podinfo}, as
-// helm_release names a release; an import block
-// with that identity imports it into the same configuration with no change
-// (the name and target namespace come from the release). The configuration
-// names the chart by digest: one that also names its path plans to set
-// chart.path, which an import does not write (expectImportSetsChartPath).
+// helm_release names a release. An import block with that identity refuses
+// it: the release carries this instance's owner ID, and an import by
+// identity (what `terraform query -generate-config-out` writes for every
+// release it lists) cannot tell another configuration's release from a
+// killed apply's of this one, so it takes no stevedore_helmrelease's release
+// (the ownership error, whose advice gives the import ID that does). The
+// import by identity of a release Flux made, with its name and target
+// namespace from the release, is TestAccQuery_helmReleases's.
 func TestAccHelmRelease_identity(t *testing.T) {
 	t.Parallel()
 	accTestEach(t, func(t *testing.T) resource.TestCase {
@@ -59,6 +62,8 @@ func TestAccHelmRelease_identity(t *testing.T) {
 					ResourceName:    releaseAddr,
 					ImportState:     true,
 					ImportStateKind: resource.ImportBlockWithResourceIdentity,
+					ExpectError: regexp.MustCompile(`(?s)stevedore\s+does\s+not\s+take\s+over.*another\s+instance\s+of\s+a\s+stevedore_helmrelease.*with\s+the\s+ID\s+"` +
+						fs + `/podinfo@` + apps + `"`),
 				},
 			},
 		}

@@ -8,10 +8,14 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	listschema "github.com/hashicorp/terraform-plugin-framework/list/schema"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/release"
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/resourceset"
 )
 
 // The data sources that list what is in the cluster (stevedore_helmreleases,
@@ -25,20 +29,86 @@ type listFilterModel struct {
 	LabelSelector types.String `tfsdk:"label_selector"`
 }
 
-// listFilterAttributes are the filter attributes: namespace described by
-// nsDesc, owner one of owners (described by ownerDesc), label_selector
-// matching what selDesc says.
-func listFilterAttributes(nsDesc string, owners []string, ownerDesc, selDesc string) map[string]schema.Attribute {
+// listFilterDocs describe the filters of one kind of listing (releases,
+// sets): the same text in the data source and the list resource.
+type listFilterDocs struct {
+	// namespace describes namespace; owners are the values of owner, which
+	// ownerDesc describes; selector says what label_selector matches.
+	namespace string
+	owners    []string
+	ownerDesc string
+	selector  string
+}
+
+// The filter attributes, in either schema: their descriptions and validators.
+func (d listFilterDocs) ownerText() string {
+	return "List only what this owner made: one of `" + strings.Join(d.owners, "`, `") + "`. " + d.ownerDesc
+}
+
+func (d listFilterDocs) selectorText() string {
+	return "A Kubernetes label selector (`app=web,tier in (a,b),!legacy`), as `kubectl get -l` takes: " + d.selector
+}
+
+func (d listFilterDocs) validators() (namespace, owner, selector []validator.String) {
+	return []validator.String{stringvalidator.LengthAtLeast(1)}, []validator.String{stringvalidator.OneOf(d.owners...)},
+		[]validator.String{labelSelectorValidator}
+}
+
+// listResourceValidators are validators for the `config` block of a list
+// block: Terraform places a diagnostic's attribute path in the list block,
+// where the filters are not (they are in its `config`), so the detail says
+// the attribute's name itself (the framework's own validators' do).
+func (d listFilterDocs) listResourceValidators() (namespace, owner, selector []validator.String) {
+	namespace, owner, _ = d.validators()
+	named := labelSelectorValidator
+	named.named = true
+	return namespace, owner, []validator.String{named}
+}
+
+// listFilterAttributes are the filter attributes of a listing data source.
+func listFilterAttributes(d listFilterDocs) map[string]schema.Attribute {
+	ns, owner, sel := d.validators()
 	return map[string]schema.Attribute{
-		"namespace": schema.StringAttribute{Optional: true, Description: nsDesc,
-			Validators: []validator.String{stringvalidator.LengthAtLeast(1)}},
-		"owner": schema.StringAttribute{Optional: true,
-			Description: "List only what this owner made: one of `" + strings.Join(owners, "`, `") + "`. " + ownerDesc,
-			Validators:  []validator.String{stringvalidator.OneOf(owners...)}},
-		"label_selector": schema.StringAttribute{Optional: true,
-			Description: "A Kubernetes label selector (`app=web,tier in (a,b),!legacy`), as `kubectl get -l` takes: " + selDesc,
-			Validators:  []validator.String{labelSelectorValidator}},
+		"namespace":      schema.StringAttribute{Optional: true, Description: d.namespace, Validators: ns},
+		"owner":          schema.StringAttribute{Optional: true, Description: d.ownerText(), Validators: owner},
+		"label_selector": schema.StringAttribute{Optional: true, Description: d.selectorText(), Validators: sel},
 	}
+}
+
+// listResourceFilterAttributes are the same filters as the `config` of a
+// list resource (terraform query).
+func listResourceFilterAttributes(d listFilterDocs) map[string]listschema.Attribute {
+	ns, owner, sel := d.listResourceValidators()
+	return map[string]listschema.Attribute{
+		"namespace":      listschema.StringAttribute{Optional: true, Description: d.namespace, Validators: ns},
+		"owner":          listschema.StringAttribute{Optional: true, Description: d.ownerText(), Validators: owner},
+		"label_selector": listschema.StringAttribute{Optional: true, Description: d.selectorText(), Validators: sel},
+	}
+}
+
+// releaseFilterDocs are the filters of the listings of releases
+// (stevedore_helmreleases, the stevedore_helmrelease list resource).
+var releaseFilterDocs = listFilterDocs{
+	namespace: "List only the releases Helm stores in this namespace, as `helm list --namespace` does (for a Flux HelmRelease, " +
+		"its `storageNamespace`, by default its own namespace). Default: every namespace.",
+	owners: release.ListOwners,
+	ownerDesc: "`helm`: the helm CLI (3 or 4) or another Helm SDK client, hashicorp/helm's `helm_release` included, which leaves " +
+		"nothing in the cluster that tells it from `helm install`; `flux`: a Flux HelmRelease (its objects carry " +
+		"helm-controller's `helm.toolkit.fluxcd.io/name` labels); `stevedore`: a `stevedore_helmrelease` (its Helm " +
+		"records carry the `stevedore.dev/owner` label).",
+	selector: "matched against the labels of the latest Helm record of each release (Helm's `name`, `owner`, `status`, " +
+		"`version`, and those given with `helm install --labels`).",
+}
+
+// setFilterDocs are the filters of the listings of resource sets
+// (stevedore_resourcesets, the stevedore_resourceset list resource).
+var setFilterDocs = listFilterDocs{
+	namespace: "List only the sets of this namespace. Default: every namespace.",
+	owners:    resourceset.ListOwners,
+	ownerDesc: "`stevedore`: a `stevedore_resourceset` (its objects carry the `stevedore.dev/resourceset-name` labels); " +
+		"`flux-operator`: a flux-operator `ResourceSet` (fluxcd.controlplane.io/v1; none when the cluster has no such CRD).",
+	selector: "matched against the labels of a flux-operator `ResourceSet`, or of the objects of a stevedore set (which has no " +
+		"object of its own): a stevedore set is listed when one of its objects matches.",
 }
 
 // listedStr is a computed string attribute of a listed item.
@@ -51,6 +121,8 @@ func listedStr(desc string) schema.StringAttribute {
 type stringCheck struct {
 	desc, summary string
 	check         func(string) error
+	// named puts the attribute's path before the detail.
+	named bool
 }
 
 func (v stringCheck) Description(context.Context) string { return v.desc }
@@ -62,7 +134,11 @@ func (v stringCheck) ValidateString(_ context.Context, req validator.StringReque
 		return
 	}
 	if err := v.check(req.ConfigValue.ValueString()); err != nil {
-		resp.Diagnostics.AddAttributeError(req.Path, v.summary, err.Error())
+		detail := err.Error()
+		if v.named {
+			detail = "Attribute " + req.Path.String() + ": " + detail
+		}
+		resp.Diagnostics.AddAttributeError(req.Path, v.summary, detail)
 	}
 }
 
@@ -105,13 +181,18 @@ func (d *listDataSource) readFilters(ctx context.Context, req datasource.ReadReq
 			"listing what is in the cluster needs a known provider configuration: a cluster made in the same apply has nothing to list yet")
 		return nil, false
 	}
-	if f.LabelSelector.IsNull() || f.LabelSelector.IsUnknown() {
-		return nil, true
-	}
-	sel, err := labels.Parse(f.LabelSelector.ValueString())
+	sel, err := f.selector()
 	if err != nil {
 		resp.Diagnostics.AddAttributeError(path.Root("label_selector"), "Invalid label selector", err.Error())
 		return nil, false
 	}
 	return sel, true
+}
+
+// selector is the parsed label_selector, nil when it is not set.
+func (f *listFilterModel) selector() (labels.Selector, error) {
+	if f.LabelSelector.IsNull() || f.LabelSelector.IsUnknown() {
+		return nil, nil
+	}
+	return labels.Parse(f.LabelSelector.ValueString())
 }

@@ -41,16 +41,7 @@ var listedReleaseType = types.ObjectType{AttrTypes: map[string]attr.Type{
 }}
 
 func (d *helmReleasesDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
-	attrs := listFilterAttributes(
-		"List only the releases Helm stores in this namespace, as `helm list --namespace` does (for a Flux HelmRelease, "+
-			"its `storageNamespace`, by default its own namespace). Default: every namespace.",
-		release.ListOwners,
-		"`helm`: the helm CLI (3 or 4) or another Helm SDK client, hashicorp/helm's `helm_release` included, which leaves "+
-			"nothing in the cluster that tells it from `helm install`; `flux`: a Flux HelmRelease (its objects carry "+
-			"helm-controller's `helm.toolkit.fluxcd.io/name` labels); `stevedore`: a `stevedore_helmrelease` (its Helm "+
-			"records carry the `stevedore.dev/owner` label).",
-		"matched against the labels of the latest Helm record of each release (Helm's `name`, `owner`, `status`, "+
-			"`version`, and those given with `helm install --labels`).")
+	attrs := listFilterAttributes(releaseFilterDocs)
 	attrs["releases"] = schema.MapNestedAttribute{
 		Computed: true,
 		Description: "The releases, by `<storage_namespace>/<name>`, as the latest revision in Helm storage says (releases " +

@@ -30,12 +30,7 @@ var listedSetType = types.ObjectType{AttrTypes: map[string]attr.Type{
 }}
 
 func (d *resourceSetsDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
-	attrs := listFilterAttributes("List only the sets of this namespace. Default: every namespace.",
-		resourceset.ListOwners,
-		"`stevedore`: a `stevedore_resourceset` (its objects carry the `stevedore.dev/resourceset-name` labels); "+
-			"`flux-operator`: a flux-operator `ResourceSet` (fluxcd.controlplane.io/v1; none when the cluster has no such CRD).",
-		"matched against the labels of a flux-operator `ResourceSet`, or of the objects of a stevedore set (which has no "+
-			"object of its own): a stevedore set is listed when one of its objects matches.")
+	attrs := listFilterAttributes(setFilterDocs)
 	attrs["resource_sets"] = schema.ListNestedAttribute{
 		Computed: true,
 		Description: "The sets, sorted by namespace, name and owner. A list, not a map: during a migration a stevedore set " +

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/list"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 
@@ -32,7 +33,10 @@ type stevedoreProvider struct {
 	version string
 }
 
-var _ provider.Provider = (*stevedoreProvider)(nil)
+var (
+	_ provider.Provider                  = (*stevedoreProvider)(nil)
+	_ provider.ProviderWithListResources = (*stevedoreProvider)(nil)
+)
 
 func (p *stevedoreProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
 	resp.TypeName = "stevedore"
@@ -76,6 +80,7 @@ func (p *stevedoreProvider) Configure(ctx context.Context, req provider.Configur
 		// once the values are known.
 		data.unknown = true
 		resp.ResourceData, resp.DataSourceData = data, data
+		resp.ListResourceData = data
 		return
 	}
 
@@ -89,6 +94,7 @@ func (p *stevedoreProvider) Configure(ctx context.Context, req provider.Configur
 	// An empty field manager is the factory's default (kube.DefaultFieldManager).
 	data.setCluster(kube.NewFactory(kc, cfg.FieldManager.ValueString()), release.WithHelm3Defaults(data.helm3Defaults))
 	resp.ResourceData, resp.DataSourceData = data, data
+	resp.ListResourceData = data
 }
 
 func (p *stevedoreProvider) Resources(context.Context) []func() resource.Resource {
@@ -107,6 +113,13 @@ func (p *stevedoreProvider) DataSources(context.Context) []func() datasource.Dat
 		NewResourceSetRenderDataSource,
 		NewHelmReleasesDataSource, NewResourceSetsDataSource,
 	}
+}
+
+// ListResources are the list resources of `terraform query` (Terraform
+// 1.14+): the listings of the data sources stevedore_helmreleases and
+// stevedore_resourcesets, by the resources they import into.
+func (p *stevedoreProvider) ListResources(context.Context) []func() list.ListResource {
+	return []func() list.ListResource{NewHelmReleaseListResource, NewResourceSetListResource}
 }
 
 // defaultCacheDir is the user cache directory + /stevedore, or a directory under

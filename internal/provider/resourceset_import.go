@@ -2,7 +2,9 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -29,7 +31,9 @@ import (
 // generated configuration does not write the defaults' values; the plan
 // keeps them null until the configuration sets them (keepNullDefaults).
 //
-// An import block's identity (namespace, name) names the same as the ID.
+// An import block's identity (namespace, name) names the same as the ID, or,
+// where no stevedore set has that name, the flux-operator ResourceSet of that
+// name (importSet).
 func (r *resourceSetResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	importID := req.ID
 	if importID == "" && req.Identity != nil {
@@ -39,28 +43,58 @@ func (r *resourceSetResource) ImportState(ctx context.Context, req resource.Impo
 			return
 		}
 	}
-	rest, fluxOperator := strings.CutPrefix(importID, resourceset.FluxOperatorIDPrefix)
-	ns, name, ok := strings.Cut(rest, "/")
-	if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
-		resp.Diagnostics.AddError("Invalid import ID", fmt.Sprintf("import ID %q: want <namespace>/<name>, or %s<namespace>/<name> for a flux-operator ResourceSet",
-			importID, resourceset.FluxOperatorIDPrefix))
-		return
-	}
-	if r.data == nil || r.data.unknown {
+	// A malformed ID is refused first (importSet), before a configuration
+	// that is not known yet.
+	if _, _, ok := parseSetImportID(importID); ok && (r.data == nil || r.data.unknown) {
 		resp.Diagnostics.AddError("Provider not configured", "import needs a known provider configuration")
 		return
 	}
-	if fluxOperator {
-		r.importFluxOperator(ctx, ns, name, resp)
+	m, owner, diags := r.importSet(ctx, importID, req.ID == "")
+	if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
 		return
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+	resp.Diagnostics.Append(setResourceSetIdentity(ctx, resp.Identity, &m)...)
+	resp.Diagnostics.Append(writeOwner(ctx, resp.Private, owner)...)
+}
+
+// parseSetImportID reads `<namespace>/<name>`, or with the flux-operator
+// prefix, the ID of a flux-operator ResourceSet.
+func parseSetImportID(importID string) (ns, name string, ok bool) {
+	rest, _ := strings.CutPrefix(importID, resourceset.FluxOperatorIDPrefix)
+	ns, name, ok = strings.Cut(rest, "/")
+	return ns, name, ok && ns != "" && name != "" && !strings.Contains(name, "/")
+}
+
+// importSet reads the set importID names as an import reads it: the model
+// its state is and the owner ID the imported instance takes. byIdentity is
+// an import block's identity, which names a set by namespace and name only:
+// where no stevedore set has that name and a flux-operator ResourceSet has,
+// the identity names it (the import blocks `terraform query
+// -generate-config-out` writes for the sets it lists). The import and the
+// list resource (terraform query) read a set with it.
+func (r *resourceSetResource) importSet(ctx context.Context, importID string, byIdentity bool) (resourceSetModel, string, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	ns, name, ok := parseSetImportID(importID)
+	if !ok {
+		diags.AddError("Invalid import ID", fmt.Sprintf("import ID %q: want <namespace>/<name>, or %s<namespace>/<name> for a flux-operator ResourceSet",
+			importID, resourceset.FluxOperatorIDPrefix))
+		return resourceSetModel{}, "", diags
+	}
+	if strings.HasPrefix(importID, resourceset.FluxOperatorIDPrefix) {
+		return r.importFluxOperator(ctx, ns, name)
 	}
 	imp, err := r.engine().Import(ctx, ns, name)
+	var nf *resourceset.NotFoundError
+	if byIdentity && errors.As(err, &nf) && slices.Contains(nf.Candidates, resourceset.FluxOperatorIDPrefix+ns+"/"+name) {
+		return r.importFluxOperator(ctx, ns, name)
+	}
 	if err != nil {
-		addError(&resp.Diagnostics, "Cannot import the resource set", err)
-		return
+		addError(&diags, "Cannot import the resource set", err)
+		return resourceSetModel{}, "", diags
 	}
 	m := resourceSetModel{
-		ID: types.StringValue(importID), Name: types.StringValue(name), Namespace: types.StringValue(ns),
+		ID: types.StringValue(ns + "/" + name), Name: types.StringValue(name), Namespace: types.StringValue(ns),
 		Inputs: types.DynamicNull(), Resources: types.DynamicNull(), ResourcesTemplate: types.StringNull(), Steps: types.DynamicNull(),
 		Wait: types.BoolNull(), Timeout: types.StringNull(), ServiceAccountName: types.StringNull(), Force: types.BoolNull(),
 		TakeOverFrom: types.ListNull(types.StringType), InputsFrom: types.ListValueMust(inputsFromElemType(), nil),
@@ -75,29 +109,27 @@ func (r *resourceSetResource) ImportState(ctx context.Context, req resource.Impo
 		}
 		v, err := tfValue(objs)
 		if err != nil {
-			addError(&resp.Diagnostics, "Cannot import the resource set", fmt.Errorf("the objects of %s: %w", importID, err))
-			return
+			addError(&diags, "Cannot import the resource set", fmt.Errorf("the objects of %s: %w", importID, err))
+			return resourceSetModel{}, "", diags
 		}
 		m.Resources = types.DynamicValue(v)
 		// The manifests the plan of that configuration renders, so that it
 		// plans no change.
-		spec, known, diags := specFrom(ctx, &m)
-		if resp.Diagnostics.Append(diags...); resp.Diagnostics.HasError() {
-			return
+		spec, known, sdiags := specFrom(ctx, &m)
+		if diags.Append(sdiags...); diags.HasError() {
+			return resourceSetModel{}, "", diags
 		}
 		if known {
 			spec.Owner = imp.Owner
 			res, err := r.engine().Plan(ctx, spec, imp.Inventory, resourceset.PlanOptions{})
 			if err != nil {
-				addError(&resp.Diagnostics, "Cannot import the resource set", err)
-				return
+				addError(&diags, "Cannot import the resource set", err)
+				return resourceSetModel{}, "", diags
 			}
 			m.Manifests = types.StringValue(res.Manifests)
 		}
 	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
-	resp.Diagnostics.Append(setResourceSetIdentity(ctx, resp.Identity, &m)...)
-	resp.Diagnostics.Append(writeOwner(ctx, resp.Private, imp.Owner)...)
+	return m, imp.Owner, diags
 }
 
 // importFluxOperator imports the flux-operator ResourceSet ns/name as the
@@ -107,23 +139,22 @@ func (r *resourceSetResource) ImportState(ctx context.Context, req resource.Impo
 // that follows lists every object the first apply takes over (the apply
 // writes the set's owner labels on each, in place), and warns what the
 // configuration does not carry over.
-func (r *resourceSetResource) importFluxOperator(ctx context.Context, ns, name string, resp *resource.ImportStateResponse) {
+func (r *resourceSetResource) importFluxOperator(ctx context.Context, ns, name string) (resourceSetModel, string, diag.Diagnostics) {
+	var diags diag.Diagnostics
 	fo, err := r.engine().ReadFluxOperator(ctx, ns, name)
 	if err != nil {
-		addError(&resp.Diagnostics, "Cannot import the resource set", err)
-		return
+		addError(&diags, "Cannot import the resource set", err)
+		return resourceSetModel{}, "", diags
 	}
 	m, err := fluxOperatorSetModel(fo)
 	if err != nil {
-		addError(&resp.Diagnostics, "Cannot import the resource set", err)
-		return
+		addError(&diags, "Cannot import the resource set", err)
+		return resourceSetModel{}, "", diags
 	}
 	for _, note := range fo.Notes {
-		resp.Diagnostics.AddWarning("flux-operator ResourceSet imported", note)
+		diags.AddWarning("flux-operator ResourceSet imported", note)
 	}
-	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
-	resp.Diagnostics.Append(setResourceSetIdentity(ctx, resp.Identity, &m)...)
-	resp.Diagnostics.Append(writeOwner(ctx, resp.Private, kube.NewOwnerID())...)
+	return m, kube.NewOwnerID(), diags
 }
 
 // fluxOperatorSetModel is the state of a set imported from the flux-operator

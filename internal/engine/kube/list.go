@@ -101,3 +101,39 @@ func (f *Factory) ListSelected(ctx context.Context, selector client.ListOption) 
 func IDOfMetadata(o *metav1.PartialObjectMetadata) string {
 	return idOf(o)
 }
+
+// NamespaceNotFoundError says that a listing names a namespace the cluster
+// does not have: its attribute is `namespace` (fielderr.Attributed).
+type NamespaceNotFoundError struct{ Namespace string }
+
+func (e *NamespaceNotFoundError) Error() string {
+	return fmt.Sprintf("namespace %q does not exist in the cluster", e.Namespace)
+}
+
+// AttributePath is `namespace`, the filter that names it.
+func (e *NamespaceNotFoundError) AttributePath() string { return "namespace" }
+
+// Summary is the diagnostic's summary (fielderr.Summarized).
+func (e *NamespaceNotFoundError) Summary() string { return "Namespace not found" }
+
+// CheckNamespace says whether the namespace ns exists: a
+// NamespaceNotFoundError when it does not. A caller that may not read
+// namespaces (a namespaced role) cannot tell, and is not refused.
+func (f *Factory) CheckNamespace(ctx context.Context, ns string) error {
+	c, err := f.Client()
+	if err != nil {
+		return err
+	}
+	m := &metav1.PartialObjectMetadata{}
+	m.SetGroupVersionKind(schema.GroupVersionKind{Version: "v1", Kind: "Namespace"})
+	err = c.Get(ctx, client.ObjectKey{Name: ns}, m)
+	switch {
+	case apierrors.IsNotFound(err):
+		return &NamespaceNotFoundError{Namespace: ns}
+	case apierrors.IsForbidden(err):
+		return nil
+	case err != nil:
+		return fmt.Errorf("read namespace %s: %w", ns, err)
+	}
+	return nil
+}

@@ -39,6 +39,9 @@ type ListOptions struct {
 	// own, name, owner, status and version, and those given with `helm
 	// install --labels`); nil matches every release.
 	Selector labels.Selector
+	// NamespaceMustExist makes a StorageNamespace the cluster does not have
+	// an error (kube.NamespaceNotFoundError), not an empty listing.
+	NamespaceMustExist bool
 }
 
 // Listed is a release as the latest record in Helm storage says.
@@ -74,6 +77,11 @@ func (e *Engine) List(ctx context.Context, opts ListOptions) ([]Listed, error) {
 	c, err := e.kube.Client()
 	if err != nil {
 		return nil, err
+	}
+	if opts.StorageNamespace != "" && opts.NamespaceMustExist {
+		if err := e.kube.CheckNamespace(ctx, opts.StorageNamespace); err != nil {
+			return nil, err
+		}
 	}
 	metas := &metav1.PartialObjectMetadataList{}
 	metas.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("SecretList"))

@@ -175,3 +175,21 @@ func (e *OwnedElsewhereError) Error() string {
 	return fmt.Sprintf("release %s in storage namespace %s is now owned by %s, not by this resource instance; it is left installed",
 		e.ReleaseName, e.StorageNamespace, e.Owner)
 }
+
+// OwnedError is the refusal of an import that must not adopt imp: a release
+// that carries another stevedore_helmrelease instance's owner ID, found by an
+// import that cannot tell that instance is its own (an import block by
+// identity, which `terraform query -generate-config-out` writes for every
+// release it lists). It is create's refusal (ExistsError), whose advice says
+// to leave another configuration's release to it, and to import one of this
+// configuration's (a killed apply) with its ID, importID. Nil when imp carries
+// no owner ID.
+func (imp *Imported) OwnedError(importID string) *ExistsError {
+	if imp.Owner == "" || imp.Status == nil {
+		return nil
+	}
+	st := imp.Status
+	return &ExistsError{ReleaseName: st.ReleaseName, StorageNamespace: st.StorageNamespace, TargetNamespace: imp.TargetNamespace,
+		Status: st.Status, Version: st.Version, Chart: st.ChartName + "@" + st.ChartVersion,
+		Owner: kube.Owner{Kind: kube.OwnedByRelease, ID: imp.Owner}, ImportID: importID}
+}

@@ -34,6 +34,9 @@ type ListOptions struct {
 	// one object at least of a stevedore set (which has no object of its
 	// own); nil matches every set.
 	Selector labels.Selector
+	// NamespaceMustExist makes a Namespace the cluster does not have an
+	// error (kube.NamespaceNotFoundError), not an empty listing.
+	NamespaceMustExist bool
 }
 
 // ListedSet is a set in the cluster.
@@ -61,6 +64,11 @@ type ListedSet struct {
 // object of its own), and flux-operator's ResourceSets, when the cluster
 // serves the kind (no CRD: none).
 func (e *Engine) List(ctx context.Context, opts ListOptions) ([]ListedSet, error) {
+	if opts.Namespace != "" && opts.NamespaceMustExist {
+		if err := e.kube.CheckNamespace(ctx, opts.Namespace); err != nil {
+			return nil, err
+		}
+	}
 	var out []ListedSet
 	if opts.Owner == "" || opts.Owner == kube.ListedStevedore {
 		sets, err := e.listStevedore(ctx, opts)
