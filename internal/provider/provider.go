@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework/action"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -32,7 +33,10 @@ type stevedoreProvider struct {
 	version string
 }
 
-var _ provider.Provider = (*stevedoreProvider)(nil)
+var (
+	_ provider.Provider            = (*stevedoreProvider)(nil)
+	_ provider.ProviderWithActions = (*stevedoreProvider)(nil)
+)
 
 func (p *stevedoreProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
 	resp.TypeName = "stevedore"
@@ -76,6 +80,7 @@ func (p *stevedoreProvider) Configure(ctx context.Context, req provider.Configur
 		// once the values are known.
 		data.unknown = true
 		resp.ResourceData, resp.DataSourceData = data, data
+		resp.ActionData = data
 		return
 	}
 
@@ -89,6 +94,7 @@ func (p *stevedoreProvider) Configure(ctx context.Context, req provider.Configur
 	// An empty field manager is the factory's default (kube.DefaultFieldManager).
 	data.setCluster(kube.NewFactory(kc, cfg.FieldManager.ValueString()), release.WithHelm3Defaults(data.helm3Defaults))
 	resp.ResourceData, resp.DataSourceData = data, data
+	resp.ActionData = data
 }
 
 func (p *stevedoreProvider) Resources(context.Context) []func() resource.Resource {
@@ -106,6 +112,14 @@ func (p *stevedoreProvider) DataSources(context.Context) []func() datasource.Dat
 		NewHelmTemplateDataSource,
 		NewResourceSetRenderDataSource,
 		NewHelmReleasesDataSource, NewResourceSetsDataSource,
+	}
+}
+
+// Actions are Terraform's actions (1.14 and newer; OpenTofu has none, and
+// never asks for them).
+func (p *stevedoreProvider) Actions(context.Context) []func() action.Action {
+	return []func() action.Action{
+		NewHelmReleaseTestAction,
 	}
 }
 
