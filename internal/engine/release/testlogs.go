@@ -14,12 +14,12 @@ import (
 )
 
 // How much of a failed test hook's log a failure carries, per container:
-// the last maxHookLogLines lines, and of those at most maxHookLogBytes bytes
+// the last MaxHookLogLines lines, and of those at most MaxHookLogBytes bytes
 // (truncateLog). The resource's apply and the test action fail with the same
 // text: both come from the one test runner.
 const (
-	maxHookLogLines = 50
-	maxHookLogBytes = 4096
+	MaxHookLogLines = 50
+	MaxHookLogBytes = 4096
 	// hookLogsTimeout bounds the reads of the logs of one test run: the
 	// logs explain a failure, they must not hold it up.
 	hookLogsTimeout = 30 * time.Second
@@ -63,17 +63,17 @@ func writePodLogs(ctx context.Context, b *strings.Builder, cs kubernetes.Interfa
 		fmt.Fprintf(b, "logs of test pod %s/%s: unavailable: %v\n", namespace, name, err)
 		return
 	}
-	tail := int64(maxHookLogLines)
+	tail := int64(MaxHookLogLines)
 	for _, c := range append(append([]corev1.Container(nil), pod.Spec.InitContainers...), pod.Spec.Containers...) {
 		raw, err := cs.CoreV1().Pods(namespace).GetLogs(name, &corev1.PodLogOptions{Container: c.Name, TailLines: &tail}).DoRaw(ctx)
 		if err != nil {
 			fmt.Fprintf(b, "logs of test pod %s/%s, container %s: unavailable: %v\n", namespace, name, c.Name, err)
 			continue
 		}
-		text, cut := truncateLog(string(raw), maxHookLogLines, maxHookLogBytes)
+		text, cut := truncateLog(string(raw), MaxHookLogLines, MaxHookLogBytes)
 		note := ""
 		if cut {
-			note = fmt.Sprintf(" (its last %d lines, at most %d bytes)", maxHookLogLines, maxHookLogBytes)
+			note = fmt.Sprintf(" (its last %d lines, at most %d bytes)", MaxHookLogLines, MaxHookLogBytes)
 		}
 		fmt.Fprintf(b, "logs of test pod %s/%s, container %s%s:\n%s\n", namespace, name, c.Name, note, strings.TrimRight(text, "\n"))
 	}
