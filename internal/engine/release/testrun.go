@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	helmcommon "helm.sh/helm/v4/pkg/release/common"
 	helmrelease "helm.sh/helm/v4/pkg/release/v1"
@@ -56,6 +57,7 @@ func (e *Engine) Test(ctx context.Context, spec *Spec, progress func(TestHook)) 
 	e.read.forget(sess.storageNS, name)
 	st := statusFromHistory([]*helmrelease.Release{rls}, spec.Test.Filters)
 	req := &actionRequest{spec: spec, sess: sess, name: name, st: st, onTestHook: progress}
+	started := time.Now()
 	err = testRunner{}.run(ctx, req, releaseState{kind: stateUntested, rls: rls})
 	if err == nil && req.lastErr != nil {
 		// The runner leaves a failure whose results it recorded to the
@@ -63,7 +65,13 @@ func (e *Engine) Test(ctx context.Context, spec *Spec, progress func(TestHook)) 
 		err = req.lastErr
 	}
 	cur := latest(st.History)
-	run := &TestRun{ReleaseName: name, StorageNamespace: sess.storageNS, Version: cur.Version, Chart: cur.chartRef(), Hooks: cur.TestHooks}
+	run := &TestRun{ReleaseName: name, StorageNamespace: sess.storageNS, Version: cur.Version, Chart: cur.chartRef()}
+	for _, h := range cur.TestHooks {
+		// The hooks the filters left out keep their earlier runs.
+		if !h.LastStarted.Before(started) {
+			run.Hooks = append(run.Hooks, h)
+		}
+	}
 	if err != nil {
 		return run, objectError(spec, err)
 	}
