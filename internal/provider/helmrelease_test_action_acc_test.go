@@ -190,6 +190,7 @@ func TestAccHelmReleaseTestAction_invoke(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("invoke: exit %d\n%s", code, out)
 		}
+		t.Logf("the passing invoke:\n%s", out)
 		for _, want := range []string{"test hook podinfo-test: Running", "test hook podinfo-test: Succeeded",
 			"release " + ns + "/podinfo v1 (podinfo@1.0.0): 1 test hook(s) succeeded (podinfo-test)"} {
 			if !strings.Contains(out, want) {
@@ -288,5 +289,62 @@ func TestAccHelmReleaseTestAction_badConfig(t *testing.T) {
 				t.Errorf("validate output lacks %q\n%s", want, out)
 			}
 		}
+	})
+}
+
+// TestAccHelmReleaseTestAction_nextPlanWithResourceTests: what the action's
+// docs say of a resource that enables `test`: a passing run leaves its next
+// plan empty; a failing one makes the release one whose tests failed (the
+// resource reads test results from the release in Helm storage, where the
+// action records them), and the next plan remediates.
+func TestAccHelmReleaseTestAction_nextPlanWithResourceTests(t *testing.T) {
+	t.Parallel()
+	forEachCLI(t, func(t *testing.T, c cli) {
+		c.need(t, cliActions)
+		ns := uniqueNamespace(t, "hr-tact-next")
+		chartDir := chartCopy(t, "1.0.0")
+		testenv.WriteFiles(t, chartDir, map[string]string{"templates/tests/test-other.yaml": `apiVersion: v1
+kind: Pod
+metadata:
+  name: {{ .Release.Name }}-test-other
+  labels:
+    # The test cluster fails pods with this label.
+    stevedore.dev/test-fail: "true"
+  annotations:
+    helm.sh/hook: test
+spec:
+  restartPolicy: Never
+  containers:
+    - name: check
+      image: curlimages/curl:8.5.0
+      command: ["false"]
+`})
+		w := newWorkspace(t, c, releaseConfig(t.TempDir(), chartDir, ns, `
+  test {
+    enable = true
+    filters {
+      name    = "podinfo-test-other"
+      exclude = true
+    }
+  }`)+testActionBlock("mine", fmt.Sprintf("    namespace = %q\n    name = \"podinfo\"\n    filters {\n      name = \"podinfo-test\"\n    }", ns))+
+			testActionBlock("all", fmt.Sprintf("    namespace = %q\n    name = \"podinfo\"", ns)))
+		if out, code := w.apply(); code != 0 {
+			t.Fatalf("apply: exit %d\n%s", code, out)
+		}
+		w.planEmpty()
+		if out, code := w.run("apply", "-invoke=action.stevedore_helmrelease_test.mine", "-auto-approve", "-input=false"); code != 0 {
+			t.Fatalf("passing invoke: exit %d\n%s", code, out)
+		}
+		w.planEmpty()
+		out, code := w.run("apply", "-invoke=action.stevedore_helmrelease_test.all", "-auto-approve", "-input=false")
+		if code == 0 || !strings.Contains(out, "test hook podinfo-test-other: Failed") {
+			t.Fatalf("failing invoke: exit %d, want a failure of podinfo-test-other\n%s", code, out)
+		}
+		out, code = w.run("plan", "-detailed-exitcode", "-input=false")
+		if code != 2 {
+			t.Fatalf("plan after a failed run under test.enable: exit %d, want 2 (changes: remediation)\n%s", code, out)
+		}
+		t.Logf("the plan after the failed run:\n%s", out)
+		w.destroy()
 	})
 }
