@@ -22,11 +22,15 @@ import (
 // The action RPCs, forwarded by the recording server that serves the
 // provider to terraform-plugin-testing: without them Terraform would find
 // no actions.
-var _ tfprotov6.ProviderServerWithActions = (*recordingServer)(nil)
-
-func (s *recordingServer) actions() tfprotov6.ProviderServerWithActions {
-	return s.ProviderServer.(tfprotov6.ProviderServerWithActions)
+type actionServer interface {
+	ValidateActionConfig(context.Context, *tfprotov6.ValidateActionConfigRequest) (*tfprotov6.ValidateActionConfigResponse, error)
+	PlanAction(context.Context, *tfprotov6.PlanActionRequest) (*tfprotov6.PlanActionResponse, error)
+	InvokeAction(context.Context, *tfprotov6.InvokeActionRequest) (*tfprotov6.InvokeActionServerStream, error)
 }
+
+var _ actionServer = (*recordingServer)(nil)
+
+func (s *recordingServer) actions() actionServer { return s.ProviderServer.(actionServer) }
 
 func (s *recordingServer) ValidateActionConfig(ctx context.Context, req *tfprotov6.ValidateActionConfigRequest) (*tfprotov6.ValidateActionConfigResponse, error) {
 	return s.actions().ValidateActionConfig(ctx, req)
