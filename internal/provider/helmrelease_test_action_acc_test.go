@@ -352,3 +352,23 @@ spec:
 		w.destroy()
 	})
 }
+
+// TestAccHelmRelease_testFailureShowsHookLogs: a failed test of the
+// resource's own apply carries the failed hook's pod logs, as the action's
+// failure does (one test runner): under every CLI, OpenTofu included.
+func TestAccHelmRelease_testFailureShowsHookLogs(t *testing.T) {
+	t.Parallel()
+	accTestEach(t, func(t *testing.T) resource.TestCase {
+		ns := uniqueNamespace(t, "hr-testlogs")
+		return resource.TestCase{
+			Steps: []resource.TestStep{{
+				Config: releaseConfig(t.TempDir(), chartCopy(t, "1.0.0"), ns, `
+  values = { test = { fail = true } }
+  test {
+    enable = true
+  }`),
+				ExpectError: regexp.MustCompile(`(?s)test failed: .*pod podinfo-test failed\s+logs of test pod\s+` + ns + `/podinfo-test, container\s+curl`),
+			}},
+		}
+	})
+}
