@@ -229,7 +229,7 @@ func helmReleaseSchema() schema.Schema {
 							"whole document is merged as YAML), and validation warns."},
 				}},
 			},
-			"common_metadata": releaseCommonMetadataBlock(),
+			"common_metadata":    releaseCommonMetadataBlock(),
 			"health_check_exprs": healthCheckExprsBlock(),
 			"install": schema.SingleNestedBlock{
 				Description: "Install options.",

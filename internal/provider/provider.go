@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework/action"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/list"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
@@ -36,6 +37,7 @@ type stevedoreProvider struct {
 var (
 	_ provider.Provider                  = (*stevedoreProvider)(nil)
 	_ provider.ProviderWithListResources = (*stevedoreProvider)(nil)
+	_ provider.ProviderWithActions       = (*stevedoreProvider)(nil)
 )
 
 func (p *stevedoreProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
@@ -81,6 +83,7 @@ func (p *stevedoreProvider) Configure(ctx context.Context, req provider.Configur
 		data.unknown = true
 		resp.ResourceData, resp.DataSourceData = data, data
 		resp.ListResourceData = data
+		resp.ActionData = data
 		return
 	}
 
@@ -95,6 +98,7 @@ func (p *stevedoreProvider) Configure(ctx context.Context, req provider.Configur
 	data.setCluster(kube.NewFactory(kc, cfg.FieldManager.ValueString()), release.WithHelm3Defaults(data.helm3Defaults))
 	resp.ResourceData, resp.DataSourceData = data, data
 	resp.ListResourceData = data
+	resp.ActionData = data
 }
 
 func (p *stevedoreProvider) Resources(context.Context) []func() resource.Resource {
@@ -120,6 +124,14 @@ func (p *stevedoreProvider) DataSources(context.Context) []func() datasource.Dat
 // stevedore_resourcesets, by the resources they import into.
 func (p *stevedoreProvider) ListResources(context.Context) []func() list.ListResource {
 	return []func() list.ListResource{NewHelmReleaseListResource, NewResourceSetListResource}
+}
+
+// Actions are Terraform's actions (1.14 and newer; OpenTofu has none, and
+// never asks for them).
+func (p *stevedoreProvider) Actions(context.Context) []func() action.Action {
+	return []func() action.Action{
+		NewHelmReleaseTestAction,
+	}
 }
 
 // defaultCacheDir is the user cache directory + /stevedore, or a directory under

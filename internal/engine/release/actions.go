@@ -29,6 +29,9 @@ type actionRequest struct {
 
 	// lastErr is the cause of the latest failure in this apply.
 	lastErr error
+	// onTestHook, when set, is told of each phase a test hook of this
+	// request's test run enters (Engine.Test streams them as progress).
+	onTestHook func(TestHook)
 }
 
 // actionRunner runs one Helm action on the release state s it was decided on

@@ -185,6 +185,10 @@ type observer struct {
 	mu      sync.Mutex
 	written []*helmrelease.Release // in write order; later writes of a version replace earlier ones
 	deleted []*helmrelease.Release
+	// notify, when set, is told of every release written, as it was
+	// written, once the write succeeded: how a test run streams its hooks'
+	// phases (hookProgress).
+	notify func(*helmrelease.Release)
 }
 
 func (o *observer) Create(key string, rls helmreleasei.Releaser) error {
@@ -225,7 +229,6 @@ func (o *observer) record(rlsi helmreleasei.Releaser) {
 	}
 	cp := copyRelease(rls)
 	o.mu.Lock()
-	defer o.mu.Unlock()
 	for i, w := range o.written {
 		if w.Name == cp.Name && w.Version == cp.Version {
 			o.written = append(o.written[:i], o.written[i+1:]...)
@@ -233,6 +236,10 @@ func (o *observer) record(rlsi helmreleasei.Releaser) {
 		}
 	}
 	o.written = append(o.written, cp)
+	o.mu.Unlock()
+	if o.notify != nil {
+		o.notify(cp)
+	}
 }
 
 // copyRelease copies what Helm changes of a release after writing it: its
