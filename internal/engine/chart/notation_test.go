@@ -221,20 +221,20 @@ func TestNotation_badInputBeforeAnyRequest(t *testing.T) {
 		path string
 		want string
 	}{
-		"not JSON":           {"", notationVerify([]byte("version: 1.0"), certs), "verify.trust_policy_json", "not a trust policy document (JSON)"},
-		"two JSON values":    {"", notationVerify(append(append([]byte{}, good...), good...), certs), "verify.trust_policy_json", "more than one JSON value"},
-		"no version":         {"", notationVerify([]byte(`{"trustPolicies": []}`), certs), "verify.trust_policy_json", "trust policy document has empty version"},
-		"no statements":      {"", notationVerify([]byte(`{"version": "1.0", "trustPolicies": []}`), certs), "verify.trust_policy_json", "zero trust policy statements"},
-		"bad level":          {"", notationVerify([]byte(strings.Replace(string(good), "strict", "sometimes", 1)), certs), "verify.trust_policy_json", "invalid signatureVerification"},
-		"no trust policy":    {"", notationVerify(nil, certs), "verify.trust_policy_json", "needs the trust policy document"},
-		"no certificates":    {"", notationVerify(good, nil), "verify.ca_certificates", "at least one CA certificate"},
-		"not a cert key":     {"", notationVerify(good, map[string][]byte{"ca.txt": ca.RootPEM}), "verify.ca_certificates", `"ca.txt": a CA certificate's key ends in .crt or .pem`},
-		"not a certificate":  {"", notationVerify(good, map[string][]byte{"ca.crt": []byte("-----BEGIN CERTIFICATE-----\nnope\n-----END CERTIFICATE-----\n")}), "verify.ca_certificates", `"ca.crt": `},
-		"a key, not a cert":  {"", notationVerify(good, map[string][]byte{"ca.pem": []byte("-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n")}), "verify.ca_certificates", `holds a PEM "PUBLIC KEY" block`},
-		"cosign's keys":      {"", &Verify{Provider: VerifyProviderNotation, TrustPolicy: good, CACerts: certs, PublicKeys: [][]byte{[]byte("k")}}, "verify", "public_keys and match_oidc_identity are cosign's"},
+		"not JSON":             {"", notationVerify([]byte("version: 1.0"), certs), "verify.trust_policy_json", "not a trust policy document (JSON)"},
+		"two JSON values":      {"", notationVerify(append(append([]byte{}, good...), good...), certs), "verify.trust_policy_json", "more than one JSON value"},
+		"no version":           {"", notationVerify([]byte(`{"trustPolicies": []}`), certs), "verify.trust_policy_json", "trust policy document has empty version"},
+		"no statements":        {"", notationVerify([]byte(`{"version": "1.0", "trustPolicies": []}`), certs), "verify.trust_policy_json", "zero trust policy statements"},
+		"bad level":            {"", notationVerify([]byte(strings.Replace(string(good), "strict", "sometimes", 1)), certs), "verify.trust_policy_json", "invalid signatureVerification"},
+		"no trust policy":      {"", notationVerify(nil, certs), "verify.trust_policy_json", "needs the trust policy document"},
+		"no certificates":      {"", notationVerify(good, nil), "verify.ca_certificates", "at least one CA certificate"},
+		"not a cert key":       {"", notationVerify(good, map[string][]byte{"ca.txt": ca.RootPEM}), "verify.ca_certificates", `"ca.txt": a CA certificate's key ends in .crt or .pem`},
+		"not a certificate":    {"", notationVerify(good, map[string][]byte{"ca.crt": []byte("-----BEGIN CERTIFICATE-----\nnope\n-----END CERTIFICATE-----\n")}), "verify.ca_certificates", `"ca.crt": `},
+		"a key, not a cert":    {"", notationVerify(good, map[string][]byte{"ca.pem": []byte("-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n")}), "verify.ca_certificates", `holds a PEM "PUBLIC KEY" block`},
+		"cosign's keys":        {"", &Verify{Provider: VerifyProviderNotation, TrustPolicy: good, CACerts: certs, PublicKeys: [][]byte{[]byte("k")}}, "verify", "public_keys and match_oidc_identity are cosign's"},
 		"notation's to cosign": {"", &Verify{Provider: VerifyProviderCosign, TrustPolicy: good, CACerts: certs}, "verify", "trust_policy_json and ca_certificates are notation's"},
-		"Helm repository":    {"https://127.0.0.1:1/charts", notationVerify(good, certs), "verify", "only OCI charts carry signatures"},
-		"unknown provider":   {"", &Verify{Provider: "sigstore"}, "verify.provider", `"sigstore" is not supported: use cosign or notation`},
+		"Helm repository":      {"https://127.0.0.1:1/charts", notationVerify(good, certs), "verify", "only OCI charts carry signatures"},
+		"unknown provider":     {"", &Verify{Provider: "sigstore"}, "verify.provider", `"sigstore" is not supported: use cosign or notation`},
 	} {
 		repo := tc.repo
 		if repo == "" {
