@@ -72,7 +72,7 @@ func (s *chartSourceModel) values() []attr.Value {
 	vals := []attr.Value{s.Repository, s.SourcePath, s.Chart, s.Version, s.ValuesFiles, s.IgnoreMissingValuesFiles,
 		s.ReconcileStrategy, s.Username, s.Password, s.CAPEM, s.CertPEM, s.KeyPEM, s.InsecureSkipTLSVerify, s.Insecure, s.PassCredentials}
 	if v := s.Verify; v != nil {
-		vals = append(vals, v.Provider, v.PublicKeys)
+		vals = append(vals, v.Provider, v.PublicKeys, v.TrustPolicyJSON, v.CACertificates)
 		for _, id := range v.MatchOIDCIdentity {
 			vals = append(vals, id.Issuer, id.Subject)
 		}
@@ -118,6 +118,8 @@ type verifyModel struct {
 	Provider          types.String    `tfsdk:"provider"`
 	PublicKeys        types.List      `tfsdk:"public_keys"`
 	MatchOIDCIdentity []identityModel `tfsdk:"match_oidc_identity"`
+	TrustPolicyJSON   types.String    `tfsdk:"trust_policy_json"`
+	CACertificates    types.Map       `tfsdk:"ca_certificates"`
 }
 
 type identityModel struct {
@@ -163,16 +165,45 @@ func (r *helmChartArtifactResource) ValidateConfig(ctx context.Context, req reso
 		}
 	}
 	if v := m.Verify; v != nil {
-		if repoKnown && !strings.HasPrefix(m.Repository.ValueString(), "oci://") {
-			resp.Diagnostics.AddAttributeError(path.Root("verify"), "Nothing to verify",
-				"Helm repositories (https://) serve no signatures stevedore can verify; cosign verification needs an oci:// repository")
-		}
-		if !m.SourcePath.IsNull() {
-			resp.Diagnostics.AddAttributeError(path.Root("verify"), "Nothing to verify",
-				"a local chart directory carries no signature; cosign verification needs an oci:// repository")
+		validateVerify(v, m.Repository, m.SourcePath, &resp.Diagnostics)
+	}
+	validateArtifactPaths(ctx, &m, &resp.Diagnostics)
+}
+
+// validateVerify checks the verify block against its chart source and its
+// provider: the attributes of one provider are errors under the other, and
+// notation needs its trust policy and CA certificates. The attribute
+// validators check each value alone (a key, a trust policy, a certificate).
+func validateVerify(v *verifyModel, repository, sourcePath types.String, diags *diag.Diagnostics) {
+	at := path.Root("verify")
+	provider := v.Provider.ValueString()
+	if v.Provider.IsNull() {
+		provider = chart.VerifyProviderCosign
+	}
+	if !repository.IsNull() && !repository.IsUnknown() && !strings.HasPrefix(repository.ValueString(), "oci://") {
+		diags.AddAttributeError(at, "Nothing to verify",
+			fmt.Sprintf("Helm repositories (https://) serve no signatures stevedore can verify; %s verification needs an oci:// repository", provider))
+	}
+	if !sourcePath.IsNull() {
+		diags.AddAttributeError(at, "Nothing to verify",
+			fmt.Sprintf("a local chart directory carries no signature; %s verification needs an oci:// repository", provider))
+	}
+	if v.Provider.IsUnknown() {
+		return
+	}
+	switch provider {
+	case chart.VerifyProviderCosign:
+		for _, a := range []struct {
+			name string
+			v    attr.Value
+		}{{"trust_policy_json", v.TrustPolicyJSON}, {"ca_certificates", v.CACertificates}} {
+			if name := a.name; !a.v.IsNull() {
+				diags.AddAttributeError(at.AtName(name), "Notation attribute with cosign",
+					fmt.Sprintf("verify.%s is notation's: set verify.provider = \"notation\" to verify Notation signatures, or leave it out for cosign", name))
+			}
 		}
 		if v.PublicKeys.IsNull() && v.MatchOIDCIdentity == nil {
-			resp.Diagnostics.AddAttributeWarning(path.Root("verify").AtName("match_oidc_identity"), noIdentitySummary, noIdentityDetail)
+			diags.AddAttributeWarning(at.AtName("match_oidc_identity"), noIdentitySummary, noIdentityDetail)
 		}
 		// A key that is not one fails here, before any request (the keys
 		// that are still unknown are checked again before the pull).
@@ -182,12 +213,34 @@ func (r *helmChartArtifactResource) ValidateConfig(ctx context.Context, req reso
 				continue
 			}
 			if err := chart.CheckPublicKey([]byte(key.ValueString())); err != nil {
-				resp.Diagnostics.AddAttributeError(path.Root("verify").AtName("public_keys").AtListIndex(i), "Invalid public key",
+				diags.AddAttributeError(at.AtName("public_keys").AtListIndex(i), "Invalid public key",
 					fmt.Sprintf("verify.public_keys[%d]: %v", i, err))
 			}
 		}
+	case chart.VerifyProviderNotation:
+		if !v.PublicKeys.IsNull() {
+			diags.AddAttributeError(at.AtName("public_keys"), "cosign attribute with notation",
+				"verify.public_keys is cosign's: Notation verifies against verify.trust_policy_json and verify.ca_certificates")
+		}
+		if v.MatchOIDCIdentity != nil {
+			diags.AddAttributeError(at.AtName("match_oidc_identity"), "cosign attribute with notation",
+				"verify.match_oidc_identity is cosign's: Notation's trusted identities are in the trust policy (trust_policy_json)")
+		}
+		if v.TrustPolicyJSON.IsNull() {
+			diags.AddAttributeError(at.AtName("trust_policy_json"), "Missing trust policy",
+				"notation verification needs verify.trust_policy_json, the trust policy document (the trustpolicy.json key of Flux's Secret)")
+		} else if !v.TrustPolicyJSON.IsUnknown() {
+			if _, cleaned, err := chart.ParseTrustPolicy([]byte(v.TrustPolicyJSON.ValueString())); err == nil && len(cleaned) > 0 {
+				diags.AddAttributeWarning(at.AtName("trust_policy_json"), "Trust stores of a skip statement ignored",
+					fmt.Sprintf("trust policy statements %s are at level skip but name trust stores or trusted identities: those are ignored, "+
+						"as source-controller ignores them, and charts in their scopes are used unverified", strings.Join(cleaned, ", ")))
+			}
+		}
+		if v.CACertificates.IsNull() {
+			diags.AddAttributeError(at.AtName("ca_certificates"), "Missing CA certificates",
+				"notation verification needs verify.ca_certificates, the trust store's CA certificates (the *.crt and *.pem keys of Flux's Secret)")
+		}
 	}
-	validateArtifactPaths(ctx, &m, &resp.Diagnostics)
 }
 
 const (
@@ -296,6 +349,15 @@ func (v *verifyModel) verify(b *specBuilder) *chart.Verify {
 	out := &chart.Verify{Provider: b.str("provider", v.Provider)}
 	for _, k := range b.strings("public_keys", v.PublicKeys) {
 		out.PublicKeys = append(out.PublicKeys, []byte(k))
+	}
+	if p := b.str("trust_policy_json", v.TrustPolicyJSON); p != "" {
+		out.TrustPolicy = []byte(p)
+	}
+	for k, c := range b.stringMap("ca_certificates", v.CACertificates) {
+		if out.CACerts == nil {
+			out.CACerts = map[string][]byte{}
+		}
+		out.CACerts[k] = []byte(c)
 	}
 	for i, id := range v.MatchOIDCIdentity {
 		ib := b.under(fielderr.Index("match_oidc_identity", i))
@@ -409,6 +471,10 @@ func (r *helmChartArtifactResource) ModifyPlan(ctx context.Context, req resource
 		case err == nil:
 			for _, w := range a.Warnings {
 				resp.Diagnostics.AddWarning("Chart cache not used", about(artifactKind, sourceID(spec), "%s", w))
+			}
+			if a.Unverified != "" {
+				resp.Diagnostics.AddAttributeWarning(path.Root("verify"), "Chart used unverified",
+					about(artifactKind, sourceID(spec), "%s: the chart is used with verified = false, as source-controller uses it", a.Unverified))
 			}
 			resp.Diagnostics.Append(plan.setArtifact(sourceID(spec), a)...)
 			plan.Path = types.StringUnknown()

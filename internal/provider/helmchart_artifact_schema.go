@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
@@ -145,28 +146,57 @@ func helmChartArtifactSchema() schema.Schema {
 		},
 		Blocks: map[string]schema.Block{
 			"verify": schema.SingleNestedBlock{
-				Description: "Verify the chart's cosign signature (OCI charts only: Helm repositories have no signatures to " +
-					"verify). With `public_keys`, offline and any key that verifies passes; without, keyless against " +
-					"`match_oidc_identity` through Fulcio and Rekor; without `match_oidc_identity` too, a signature by any " +
-					"identity Fulcio certified passes, as in Flux. A failed verification stores nothing.",
+				Description: "Verify the chart's signature before it is used (OCI charts only: Helm repositories have no signatures " +
+					"to verify), at plan, as Flux's HelmChart `spec.verify` does. A failed verification is a plan error that names the " +
+					"chart's reference, and stores nothing; an archive in the cache counts as verified only for the key material it " +
+					"passed with. With `provider = \"cosign\"` (the default): with `public_keys`, offline and any key that verifies " +
+					"passes; without, keyless against `match_oidc_identity` through Fulcio and Rekor; without `match_oidc_identity` " +
+					"too, a signature by any identity Fulcio certified passes, as in Flux. With `provider = \"notation\"`: the " +
+					"Notation signatures of the chart's manifest are checked against `trust_policy_json` and `ca_certificates`, the " +
+					"keys of the Secret a Flux HelmChart's `spec.verify.secretRef` names (read it with a data source, or hold them in " +
+					"the configuration).",
 				Attributes: map[string]schema.Attribute{
 					"provider": schema.StringAttribute{
 						Optional:    true,
-						Description: "Verification provider; `cosign`, the only one, when omitted.",
-						Validators:  []validator.String{stringvalidator.OneOf("cosign")},
+						Description: "Verification provider: `cosign` (when omitted) or `notation`.",
+						Validators:  []validator.String{stringvalidator.OneOf(chart.VerifyProviders...)},
 					},
 					"public_keys": schema.ListAttribute{
 						Optional:    true,
 						ElementType: types.StringType,
-						Description: "PEM cosign public keys, tried in turn.",
+						Description: "cosign: PEM public keys, tried in turn.",
 						Validators: []validator.List{
 							listvalidator.SizeAtLeast(1),
 							listvalidator.ConflictsWith(path.MatchRelative().AtParent().AtName("match_oidc_identity")),
 						},
 					},
+					"trust_policy_json": schema.StringAttribute{
+						Optional: true,
+						Description: "notation: the trust policy document, JSON (the `trustpolicy.json` key of Flux's Secret): inline " +
+							"(`jsonencode({...})`) or from a file (`file(\"trustpolicy.json\")`). The statement whose `registryScopes` " +
+							"names the chart's repository (`<host>/<path>/<chart>`), else the `*` statement, applies: at level `strict` " +
+							"or `permissive` a chart without a signature from a trusted CA is a plan error; at `audit` a signature that " +
+							"fails authenticity, and at `skip` any chart, is used with `verified = false` and a warning, as " +
+							"source-controller does. A statement at `skip` that names trust stores or identities has them dropped, as " +
+							"source-controller drops them. Checked at validate against the Notary Project's rules.",
+						Validators: []validator.String{trustPolicyValidator},
+					},
+					"ca_certificates": schema.MapAttribute{
+						Optional:    true,
+						ElementType: types.StringType,
+						Description: "notation: the trust store's CA certificates (PEM or DER), keyed by their names in Flux's Secret, each " +
+							"ending in `.crt` or `.pem` (`{ \"ca.crt\" = file(\"ca.crt\") }`). Every certificate is in every trust " +
+							"store the trust policy names (`ca:<name>`, `signingAuthority:<name>`), as in source-controller.",
+						Validators: []validator.Map{
+							mapvalidator.SizeAtLeast(1),
+							mapvalidator.KeysAre(stringvalidator.RegexMatches(regexp.MustCompile(`\.(crt|pem)$`),
+								"must end in .crt or .pem, as a CA certificate's key in Flux's Secret")),
+							mapvalidator.ValueStringsAre(caCertificateValidator),
+						},
+					},
 					"match_oidc_identity": schema.ListNestedAttribute{
 						Optional:    true,
-						Description: "Keyless identities; any one that matches passes. Without it, any identity passes.",
+						Description: "cosign: keyless identities; any one that matches passes. Without it (and without `public_keys`), any identity passes.",
 						Validators:  []validator.List{listvalidator.SizeAtLeast(1)},
 						NestedObject: schema.NestedAttributeObject{
 							Attributes: map[string]schema.Attribute{
@@ -206,6 +236,16 @@ func (constraintValidator) ValidateString(_ context.Context, req validator.Strin
 		resp.Diagnostics.AddAttributeError(req.Path, "Invalid version constraint", err.Error())
 	}
 }
+
+// trustPolicyValidator rejects, at validate, a Notation trust policy that
+// does not parse or breaks the Notary Project's rules.
+var trustPolicyValidator = stringCheck{desc: "must be a Notation trust policy document (trustpolicy.json)", summary: "Invalid trust policy",
+	check: func(s string) error { _, _, err := chart.ParseTrustPolicy([]byte(s)); return err }}
+
+// caCertificateValidator rejects, at validate, a CA certificate that is not
+// one.
+var caCertificateValidator = stringCheck{desc: "must be a PEM or DER X.509 certificate", summary: "Invalid CA certificate",
+	check: func(s string) error { _, err := chart.ParseCACertificate([]byte(s)); return err }}
 
 // regexpValidator rejects a malformed Go regular expression at validate time.
 var regexpValidator = stringCheck{desc: "must be a Go regular expression", summary: "Invalid regular expression",
