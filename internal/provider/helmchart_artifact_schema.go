@@ -239,13 +239,27 @@ func (constraintValidator) ValidateString(_ context.Context, req validator.Strin
 
 // trustPolicyValidator rejects, at validate, a Notation trust policy that
 // does not parse or breaks the Notary Project's rules.
-var trustPolicyValidator = stringCheck{desc: "must be a Notation trust policy document (trustpolicy.json)", summary: "Invalid trust policy",
-	check: func(s string) error { _, _, err := chart.ParseTrustPolicy([]byte(s)); return err }}
+var trustPolicyValidator = namedCheck{stringCheck{desc: "must be a Notation trust policy document (trustpolicy.json)", summary: "Invalid trust policy",
+	check: func(s string) error { _, _, err := chart.ParseTrustPolicy([]byte(s)); return err }}}
 
 // caCertificateValidator rejects, at validate, a CA certificate that is not
 // one.
-var caCertificateValidator = stringCheck{desc: "must be a PEM or DER X.509 certificate", summary: "Invalid CA certificate",
-	check: func(s string) error { _, err := chart.ParseCACertificate([]byte(s)); return err }}
+var caCertificateValidator = namedCheck{stringCheck{desc: "must be a PEM or DER X.509 certificate", summary: "Invalid CA certificate",
+	check: func(s string) error { _, err := chart.ParseCACertificate([]byte(s)); return err }}}
+
+// namedCheck is a stringCheck whose message starts with the attribute's
+// path (`verify.ca_certificates["ca.crt"]: ...`), since the CLIs print none,
+// and the value, long and perhaps sensitive, is not worth repeating.
+type namedCheck struct{ stringCheck }
+
+func (v namedCheck) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	if err := v.check(req.ConfigValue.ValueString()); err != nil {
+		resp.Diagnostics.AddAttributeError(req.Path, v.summary, fmt.Sprintf("%s: %s: %v", req.Path, v.desc, err))
+	}
+}
 
 // regexpValidator rejects a malformed Go regular expression at validate time.
 var regexpValidator = stringCheck{desc: "must be a Go regular expression", summary: "Invalid regular expression",
