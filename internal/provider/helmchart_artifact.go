@@ -97,9 +97,10 @@ func (s *chartSourceModel) changedFrom(other *chartSourceModel) bool {
 type helmChartArtifactModel struct {
 	ID types.String `tfsdk:"id"`
 	chartSourceModel
-	// SourceRoot is the artifact's own: the release's inline chart block has
-	// no source root.
+	// SourceRoot and Suspend are the artifact's own: the release's inline
+	// chart block has neither.
 	SourceRoot types.String `tfsdk:"source_root"`
+	Suspend    types.Bool   `tfsdk:"suspend"`
 
 	ChartName           types.String `tfsdk:"chart_name"`
 	ChartVersion        types.String `tfsdk:"chart_version"`
@@ -429,6 +430,10 @@ func (r *helmChartArtifactResource) ModifyPlan(ctx context.Context, req resource
 			return
 		}
 	}
+	if plan.Suspend.ValueBool() {
+		r.planSuspended(ctx, &plan, state, spec, resp)
+		return
+	}
 	e := r.engine()
 	resolved, err := e.Resolve(ctx, spec)
 	var kept *chart.Resolved
@@ -512,6 +517,41 @@ func (r *helmChartArtifactResource) ModifyPlan(ctx context.Context, req resource
 	plan.ObservedValuesFiles = types.ListUnknown(types.StringType)
 	plan.Verified = types.BoolUnknown()
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+}
+
+// planSuspended plans a suspended artifact, as source-controller leaves a
+// suspended HelmChart's artifact: it keeps its version, digest and archive.
+// A newer version in range is not taken, and the plan says which one was
+// skipped. An artifact is built before it can be suspended, and its source
+// does not change while it is (the state would record a source that was
+// never built).
+func (r *helmChartArtifactResource) planSuspended(ctx context.Context, plan, state *helmChartArtifactModel, spec chart.Spec, resp *resource.ModifyPlanResponse) {
+	id := sourceID(spec)
+	switch {
+	case state == nil:
+		resp.Diagnostics.AddAttributeError(path.Root("suspend"), "Cannot create a suspended artifact",
+			about(artifactKind, id, "a suspended artifact keeps the chart it has, and a new one has none: create it with suspend unset"))
+		return
+	case plan.changedFrom(&state.chartSourceModel) || !plan.SourceRoot.Equal(state.SourceRoot):
+		resp.Diagnostics.AddAttributeError(path.Root("suspend"), "Cannot change a suspended artifact",
+			about(artifactKind, id, "the chart's source or verification changed, which a suspended artifact does not build: "+
+				"unset suspend to apply the change"))
+		return
+	}
+	kept := state.ChartVersion.ValueString()
+	if resolved, err := r.engine().Resolve(ctx, spec); err == nil {
+		switch {
+		case resolved.Version != kept:
+			resp.Diagnostics.AddAttributeWarning(path.Root("chart_version"), "Chart version skipped",
+				about(artifactKind, id, "suspend is set: version %s in range was not taken; the artifact keeps %s", resolved.Version, kept))
+		case spec.SourcePath != "" && resolved.Revision != state.Revision.ValueString():
+			resp.Diagnostics.AddAttributeWarning(path.Root("revision"), "Chart revision skipped",
+				about(artifactKind, id, "suspend is set: revision %s of the chart directory was not built; the artifact keeps %s",
+					resolved.Revision, state.Revision.ValueString()))
+		}
+	}
+	plan.copyComputed(state)
+	resp.Diagnostics.Append(resp.Plan.Set(ctx, plan)...)
 }
 
 // keptVersion is what a plan resolves when the chart source cannot be

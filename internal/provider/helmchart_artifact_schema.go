@@ -125,6 +125,14 @@ func helmChartArtifactSchema() schema.Schema {
 				Description: "Send the credentials to chart URLs on another host than the repository's.",
 			},
 
+			"suspend": schema.BoolAttribute{
+				Optional: true,
+				Description: "Flux's `spec.suspend`: the artifact keeps its chart version, digest and archive, and a new version in " +
+					"range (or, for `source_path`, a new revision) is not taken; the plan warns which one was skipped. Unset it to " +
+					"take the newest again. An artifact is built before it can be suspended, and its source and `verify` cannot " +
+					"change while it is. Destroy removes the archive as without it.",
+			},
+
 			"chart_name":    computedStr("Name of the chart, from Chart.yaml."),
 			"chart_version": computedStr("Version the constraint resolved to. Known at plan time: a new version in range shows as a change."),
 			"app_version":   computedStr("appVersion of the chart."),
