@@ -239,7 +239,11 @@ resource "stevedore_helmrelease" "podinfo" {
 		strictA := config(notationVerifyBlock(charttest.TrustPolicy("charts", scope, "trusted"), caA))
 		strictAB := config(notationVerifyBlock(charttest.TrustPolicy("charts", scope, "trusted"), caA, caB))
 		elsewhere := config(notationVerifyBlock(charttest.TrustPolicy("elsewhere", "registry.example.com/charts/podinfo", "trusted"), caA, caB))
-		skip := config(notationVerifyBlock(charttest.TrustPolicyAt("lax", scope, "trusted", "skip"), caA, caB))
+		skipVerify := notationVerifyBlock(charttest.TrustPolicyAt("lax", scope, "trusted", "skip"), caA, caB)
+		// With skip, a release's inline chart with the same verify block
+		// too: it warns as the artifact does.
+		skip := config(skipVerify) + inlineRelease("inline", ns,
+			fmt.Sprintf("repository = %s\nchart = \"podinfo\"\nversion = \"1.x\"\n%s", hcl(reg.URL()+"/charts"), skipVerify))
 		verdict := "under trust policy statement 'charts' (level strict)"
 		at := func(version string, verified bool) []plancheck.PlanCheck {
 			return []plancheck.PlanCheck{
@@ -303,7 +307,10 @@ resource "stevedore_helmrelease" "podinfo" {
 					Config:    skip,
 					ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: append(at("1.2.0", false),
 						plancheck.ExpectResourceAction("stevedore_helmrelease.podinfo", plancheck.ResourceActionNoop),
-						expectWarning(rec, "Chart used unverified", regexp.MustCompile(
+						expectWarning(rec, "Chart used unverified", regexp.MustCompile(`^helmchart_artifact .*`+
+							regexp.QuoteMeta("trust policy statement 'lax' (level skip) skips signature verification of '"+scope+"@sha256:")+
+								`[0-9a-f]{64}'`)),
+						expectWarning(rec, "Chart used unverified", regexp.MustCompile(`^helmrelease .*/inline: `+
 							regexp.QuoteMeta("trust policy statement 'lax' (level skip) skips signature verification of '"+scope+"@sha256:")+
 								`[0-9a-f]{64}'`)))},
 					Check: installed("1.2.0"),
