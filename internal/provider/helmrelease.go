@@ -71,6 +71,8 @@ func (r *helmReleaseResource) ValidateConfig(ctx context.Context, req resource.V
 	}
 	validateDependencies(&resp.Diagnostics, m.Dependencies)
 	warnForceUnderSSA(&resp.Diagnostics, spec)
+	validateRenderFields(&resp.Diagnostics, &m, spec)
+	addError(&resp.Diagnostics, "Invalid release field", release.ValidateReleaseFields(spec))
 }
 
 // validateReleaseChart checks which of the chart block's sources is set:

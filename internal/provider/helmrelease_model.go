@@ -43,6 +43,7 @@ type helmReleaseModel struct {
 	ValuesWOVersion types.Int64   `tfsdk:"values_wo_version"`
 
 	Chart          *releaseChartModel     `tfsdk:"chart"`
+	CommonMetadata *commonMetadataModel   `tfsdk:"common_metadata"`
 	ValuesFrom     []valuesReferenceModel `tfsdk:"values_from"`
 	Install        *installModel          `tfsdk:"install"`
 	Upgrade        *upgradeModel          `tfsdk:"upgrade"`
@@ -52,6 +53,8 @@ type helmReleaseModel struct {
 	DriftDetection *driftDetectionModel   `tfsdk:"drift_detection"`
 	PostRenderers  []postRendererModel    `tfsdk:"post_renderers"`
 	Dependencies   []dependencyModel      `tfsdk:"dependencies"`
+
+	HealthCheckExprs []healthCheckExprModel `tfsdk:"health_check_exprs"`
 
 	Version             types.Int64  `tfsdk:"version"`
 	ChartName           types.String `tfsdk:"chart_name"`
@@ -103,6 +106,7 @@ type valuesReferenceModel struct {
 	ValuesKey  types.String `tfsdk:"values_key"`
 	TargetPath types.String `tfsdk:"target_path"`
 	Optional   types.Bool   `tfsdk:"optional"`
+	Literal    types.Bool   `tfsdk:"literal"`
 }
 
 type installModel struct {
@@ -112,10 +116,14 @@ type installModel struct {
 	CreateNamespace          types.Bool               `tfsdk:"create_namespace"`
 	DisableHooks             types.Bool               `tfsdk:"disable_hooks"`
 	DisableOpenAPIValidation types.Bool               `tfsdk:"disable_openapi_validation"`
+	DisableSchemaValidation  types.Bool               `tfsdk:"disable_schema_validation"`
 	DisableWait              types.Bool               `tfsdk:"disable_wait"`
 	DisableWaitForJobs       types.Bool               `tfsdk:"disable_wait_for_jobs"`
 	ServerSideApply          types.Bool               `tfsdk:"server_side_apply"`
 	Remediation              *installRemediationModel `tfsdk:"remediation"`
+
+	Strategy      *actionStrategyModel `tfsdk:"strategy"`
+	TakeOwnership types.Bool           `tfsdk:"take_ownership"`
 }
 
 type installRemediationModel struct {
@@ -130,12 +138,17 @@ type upgradeModel struct {
 	CleanupOnFail            types.Bool               `tfsdk:"cleanup_on_fail"`
 	DisableHooks             types.Bool               `tfsdk:"disable_hooks"`
 	DisableOpenAPIValidation types.Bool               `tfsdk:"disable_openapi_validation"`
+	DisableSchemaValidation  types.Bool               `tfsdk:"disable_schema_validation"`
+	ChartNameChangeStrategy  types.String             `tfsdk:"chart_name_change_strategy"`
 	DisableWait              types.Bool               `tfsdk:"disable_wait"`
 	DisableWaitForJobs       types.Bool               `tfsdk:"disable_wait_for_jobs"`
 	Force                    types.Bool               `tfsdk:"force"`
 	PreserveValues           types.Bool               `tfsdk:"preserve_values"`
 	ServerSideApply          types.String             `tfsdk:"server_side_apply"`
 	Remediation              *upgradeRemediationModel `tfsdk:"remediation"`
+
+	Strategy      *actionStrategyModel `tfsdk:"strategy"`
+	TakeOwnership types.Bool           `tfsdk:"take_ownership"`
 }
 
 type upgradeRemediationModel struct {
@@ -251,8 +264,10 @@ func (b *specBuilder) release(ctx context.Context, m *helmReleaseModel) *release
 		Uninstall:          b.under("uninstall").uninstall(m.Uninstall),
 		DriftDetection:     b.under("drift_detection").driftDetection(m.DriftDetection),
 		PostRenderers:      b.postRenderers(m.PostRenderers),
+		CommonMetadata:     b.releaseCommonMetadata(m.CommonMetadata),
 		Dependencies:       b.dependencies(m.Dependencies),
 	}
+	spec.HealthCheckExprs = b.healthCheckExprs(m.HealthCheckExprs)
 	// persistent_client changes nothing here (its description says why); it
 	// is read only so that an unknown value leaves the spec unknown, as every
 	// other attribute does.
@@ -293,9 +308,21 @@ func (b *specBuilder) valuesFrom(list []valuesReferenceModel) []release.ValuesRe
 		out = append(out, release.ValuesReference{
 			Kind: e.str("kind", r.Kind), Name: e.str("name", r.Name), ValuesKey: e.str("values_key", r.ValuesKey),
 			TargetPath: e.str("target_path", r.TargetPath), Optional: e.boolean("optional", r.Optional),
+			Literal: e.boolean("literal", r.Literal),
 		})
 	}
 	return out
+}
+
+// releaseCommonMetadata reads common_metadata.
+func (b *specBuilder) releaseCommonMetadata(cm *commonMetadataModel) release.CommonMetadata {
+	if cm == nil {
+		return release.CommonMetadata{}
+	}
+	return release.CommonMetadata{
+		Labels:      b.stringMap("common_metadata.labels", cm.Labels),
+		Annotations: b.stringMap("common_metadata.annotations", cm.Annotations),
+	}
 }
 
 func (b *specBuilder) install(in *installModel) release.Install {
@@ -309,6 +336,7 @@ func (b *specBuilder) install(in *installModel) release.Install {
 		CreateNamespace:          b.boolean("create_namespace", in.CreateNamespace),
 		DisableHooks:             b.boolean("disable_hooks", in.DisableHooks),
 		DisableOpenAPIValidation: b.boolean("disable_openapi_validation", in.DisableOpenAPIValidation),
+		DisableSchemaValidation:  b.boolean("disable_schema_validation", in.DisableSchemaValidation),
 		DisableWait:              b.boolean("disable_wait", in.DisableWait),
 		DisableWaitForJobs:       b.boolean("disable_wait_for_jobs", in.DisableWaitForJobs),
 		ServerSideApply:          b.optBool("server_side_apply", in.ServerSideApply),
@@ -321,6 +349,7 @@ func (b *specBuilder) install(in *installModel) release.Install {
 			RemediateLastFailure: rb.optBool("remediate_last_failure", r.RemediateLastFailure),
 		}
 	}
+	out.Strategy, out.TakeOwnership = b.actionStrategy(in.Strategy), b.boolean("take_ownership", in.TakeOwnership)
 	return out
 }
 
@@ -334,6 +363,8 @@ func (b *specBuilder) upgrade(up *upgradeModel) release.Upgrade {
 		CleanupOnFail:            b.boolean("cleanup_on_fail", up.CleanupOnFail),
 		DisableHooks:             b.boolean("disable_hooks", up.DisableHooks),
 		DisableOpenAPIValidation: b.boolean("disable_openapi_validation", up.DisableOpenAPIValidation),
+		DisableSchemaValidation:  b.boolean("disable_schema_validation", up.DisableSchemaValidation),
+		ChartNameChangeStrategy:  b.str("chart_name_change_strategy", up.ChartNameChangeStrategy),
 		DisableWait:              b.boolean("disable_wait", up.DisableWait),
 		DisableWaitForJobs:       b.boolean("disable_wait_for_jobs", up.DisableWaitForJobs),
 		Force:                    b.boolean("force", up.Force),
@@ -349,6 +380,7 @@ func (b *specBuilder) upgrade(up *upgradeModel) release.Upgrade {
 			RemediateLastFailure: rb.optBool("remediate_last_failure", r.RemediateLastFailure),
 		}
 	}
+	out.Strategy, out.TakeOwnership = b.actionStrategy(up.Strategy), b.boolean("take_ownership", up.TakeOwnership)
 	return out
 }
 

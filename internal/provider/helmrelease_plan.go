@@ -78,14 +78,15 @@ func (r *helmReleaseResource) ModifyPlan(ctx context.Context, req resource.Modif
 	}
 	r.planIdentity(spec, &plan, state, resp)
 
-	// The chart's own metadata: a new name replaces the release, a new
+	// The chart's own metadata: a new name replaces the release (or
+	// upgrades it, as upgrade.chart_name_change_strategy says), a new
 	// version is shown as such.
 	meta, ok := r.planChart(ctx, spec, &plan, resp)
 	if !ok {
 		return
 	}
-	if meta != nil && state != nil && state.ChartName.ValueString() != "" && state.ChartName.ValueString() != meta.Name {
-		resp.RequiresReplace = append(resp.RequiresReplace, path.Root("chart"))
+	if meta != nil && state != nil {
+		planChartNameChange(spec, state.ChartName.ValueString(), meta.Name, plan.ID.ValueString(), resp)
 	}
 	r.planStorage(spec, &plan, state, resp)
 
@@ -186,6 +187,7 @@ func plannedRelease(p *release.Plan, plan helmReleaseModel, state *helmReleaseMo
 		for _, w := range pv.Warnings {
 			diags.AddWarning("Apply may fail", about(release.Kind, id, "%s", w))
 		}
+		diags.Append(takeoverWarning(id, pv)...)
 		if pv.Unknown == "" {
 			plan.Changes = driftValue(pv.Changes)
 		}

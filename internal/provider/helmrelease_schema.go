@@ -152,8 +152,8 @@ func helmReleaseSchema() schema.Schema {
 				Optional: true,
 				Description: "Values, as an object (`{ replicaCount = 2 }`, `yamldecode(file(\"values.yaml\"))`), a YAML string, or a list of them " +
 					"(`[yamlencode({...}), file(\"b.yaml\")]`, hashicorp/helm's `values`) deep-merged in order as Helm merges `-f` files. " +
-					"Compared by content: the release is upgraded when `config_digest` changes, not when formatting does. Merged over `values_from`; " +
-					"`set`, `set_list` and `set_sensitive` are set into it.",
+					"Compared by content: the release is upgraded when `config_digest` changes, not when formatting does. " +
+					"`set`, `set_list` and `set_sensitive` are set into it. " + valuesPrecedence,
 			},
 			"set":               setAttribute(false),
 			"set_list":          setListAttribute(),
@@ -162,11 +162,11 @@ func helmReleaseSchema() schema.Schema {
 			"values_wo_version": valuesWOVersion,
 
 			"version":               computedInt("Helm revision of the latest release."),
-			"chart_name":            computedStr("Name of the released chart. A new chart name replaces the release."),
+			"chart_name":            computedStr("Name of the released chart. A new chart name replaces the release, or upgrades it with `upgrade.chart_name_change_strategy = \"InPlaceUpdate\"`."),
 			"chart_version":         computedStr("Version of the released chart."),
 			"app_version":           computedStr("App version of the released chart."),
 			"config_digest":         computedStr("Digest of the composed values (`values_from` and `values`), as Flux's `configDigest`: the same values give the same digest as helm-controller's."),
-			"post_renderers_digest": computedStr("Digest of `post_renderers`; a change upgrades the release."),
+			"post_renderers_digest": computedStr("Digest of `post_renderers`, and of `common_metadata` when it sets anything; a change upgrades the release."),
 			"chart_digest": computedStr("Digest of the chart archive of the latest release attempt: `chart.digest`, or that of the " +
 				"archive an inline chart built. A new digest upgrades the release."),
 			"status": schema.SingleNestedAttribute{
@@ -210,7 +210,8 @@ func helmReleaseSchema() schema.Schema {
 				"written and no failure is counted toward the retries; a create saves nothing, an update keeps the state with a " +
 				"`Ready=False` condition of reason `DependencyNotReady`, and the next apply tries again."),
 			"values_from": schema.ListNestedBlock{
-				Description: "ConfigMaps and Secrets in `namespace` whose values are merged in order, under `values`. Read at plan and apply; only the digest of the result is kept.",
+				MarkdownDescription: "ConfigMaps and Secrets in `namespace` whose values are layered with `values`: " + valuesPrecedence +
+					" Read at plan and apply; only the digest of the result is kept.",
 				NestedObject: schema.NestedBlockObject{Attributes: map[string]schema.Attribute{
 					"kind": schema.StringAttribute{Required: true, Description: "`ConfigMap` or `Secret`.",
 						Validators: []validator.String{stringvalidator.OneOf("ConfigMap", "Secret")}},
@@ -218,20 +219,30 @@ func helmReleaseSchema() schema.Schema {
 						Validators: []validator.String{stringvalidator.RegexMatches(dnsSubdomain, "must be a DNS subdomain")}},
 					"values_key": schema.StringAttribute{Optional: true, Description: "Key holding the values. Default `values.yaml`."},
 					"target_path": schema.StringAttribute{Optional: true,
-						Description: "Helm `--set` path the whole value is placed at; it overrides even `values`."},
+						MarkdownDescription: "Helm `--set` path the whole value is placed at, parsed as `--set` parses it (commas, brackets " +
+							"and `=` are syntax; a quoted value is a string), or verbatim with `literal`. " + targetPathPrecedence},
 					"optional": optBool("Tolerate a missing object (a missing key still fails)."),
+					"literal": schema.BoolAttribute{Optional: true,
+						MarkdownDescription: "Set the value at `target_path` verbatim, as `helm --set-literal` does (helm-controller 1.6's " +
+							"`literal`): commas, brackets, braces, `=` and backslashes are part of the value, so a file's content (JSON, " +
+							"multi-line configuration) arrives as one string. Default false. Without `target_path` it has no effect (the " +
+							"whole document is merged as YAML), and validation warns."},
 				}},
 			},
+			"common_metadata": releaseCommonMetadataBlock(),
+			"health_check_exprs": healthCheckExprsBlock(),
 			"install": schema.SingleNestedBlock{
 				Description: "Install options.",
 				Attributes: map[string]schema.Attribute{
 					"timeout": duration("Timeout of the install. Default: `timeout`."),
 					"crds": schema.StringAttribute{Optional: true, Validators: []validator.String{crdPolicy},
 						Description: "CRDs in the chart's crds/: `Skip`, `Create` (default: create missing ones, never update) or `CreateReplace` (also update existing ones; never delete)."},
+					"take_ownership":             takeOwnershipAttr("install"),
 					"replace":                    optBool("Reuse the name of a release that was uninstalled with history kept."),
 					"create_namespace":           optBool("Create the namespace the release installs into (`target_namespace`, else `namespace`) if it does not exist."),
 					"disable_hooks":              optBool("Skip the chart's install hooks."),
 					"disable_openapi_validation": optBool("Do not validate rendered objects against the OpenAPI schema."),
+					"disable_schema_validation":  disableSchemaValidation("install"),
 					"disable_wait":               optBool("Do not wait for the objects to be ready."),
 					"disable_wait_for_jobs":      optBool("Do not wait for Jobs to complete."),
 					"server_side_apply": schema.BoolAttribute{Optional: true,
@@ -240,6 +251,7 @@ func helmReleaseSchema() schema.Schema {
 							"or false with the provider's `helm3_defaults`. Later upgrades keep the method (`upgrade.server_side_apply = \"auto\"`)."},
 				},
 				Blocks: map[string]schema.Block{
+					"strategy": actionStrategyBlock("install"),
 					"remediation": schema.SingleNestedBlock{
 						Description: "What happens after a failed install: uninstall, then retry.",
 						Attributes: map[string]schema.Attribute{
@@ -256,9 +268,12 @@ func helmReleaseSchema() schema.Schema {
 					"timeout": duration("Timeout of the upgrade. Default: `timeout`."),
 					"crds": schema.StringAttribute{Optional: true, Validators: []validator.String{crdPolicy},
 						Description: "CRDs in the chart's crds/: `Skip` (default), `Create` or `CreateReplace`."},
+					"take_ownership":             takeOwnershipAttr("upgrade"),
 					"cleanup_on_fail":            optBool("Delete objects this upgrade created when it fails."),
 					"disable_hooks":              optBool("Skip the chart's upgrade hooks."),
 					"disable_openapi_validation": optBool("Do not validate rendered objects against the OpenAPI schema."),
+					"disable_schema_validation":  disableSchemaValidation("upgrade"),
+					"chart_name_change_strategy": chartNameChangeStrategyAttribute(),
 					"disable_wait":               optBool("Do not wait for the objects to be ready."),
 					"disable_wait_for_jobs":      optBool("Do not wait for Jobs to complete."),
 					"force": optBool("Under client-side apply, replace objects (delete and create) where a patch fails. Under server-side " +
@@ -267,6 +282,7 @@ func helmReleaseSchema() schema.Schema {
 					"server_side_apply": ssaMode("upgrade", "the latest revision"),
 				},
 				Blocks: map[string]schema.Block{
+					"strategy": actionStrategyBlock("upgrade"),
 					"remediation": schema.SingleNestedBlock{
 						Description: "What happens after a failed upgrade: roll back (or uninstall), then retry.",
 						Attributes: map[string]schema.Attribute{
@@ -458,7 +474,7 @@ func releaseChartBlock() schema.SingleNestedBlock {
 	return schema.SingleNestedBlock{
 		Description: "The chart: `path` and `digest` of a `stevedore_helmchart_artifact`, or an inline chart with the artifact's source " +
 			"attributes (`repository`, `chart`, `version`, `verify`, ...). A new digest, or a new version in range of an inline chart, " +
-			"upgrades the release; a new chart name replaces it.",
+			"upgrades the release; a new chart name replaces it (`upgrade.chart_name_change_strategy`).",
 		Validators: []validator.Object{objectvalidator.IsRequired()},
 		Attributes: attrs,
 		Blocks:     map[string]schema.Block{"verify": verify},

@@ -53,7 +53,7 @@ func (r *resourceSetResource) ValidateConfig(ctx context.Context, req resource.V
 	validateRenderConfig(&resp.Diagnostics, &m)
 	validateDependencies(&resp.Diagnostics, m.Dependencies)
 	if refs, strategy, known, diags := inputsFromFrom(ctx, m.InputsFrom, m.InputStrategy); known && !diags.HasError() {
-		addError(&resp.Diagnostics, "Invalid inputs_from", fielderr.Object(resourceset.Kind, id, resourceset.ValidateInputsFrom(refs, strategy)))
+		addError(&resp.Diagnostics, "Invalid inputs_from", fielderr.Object(resourceset.Kind, id, resourceset.ValidateInputsFrom(refs, strategy.name, strategy.includeEmpty)))
 	} else {
 		resp.Diagnostics.Append(diags...)
 	}

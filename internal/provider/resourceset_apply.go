@@ -45,6 +45,15 @@ func (r *resourceSetResource) Update(ctx context.Context, req resource.UpdateReq
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	if plan.Suspend.ValueBool() {
+		// Nothing happens to a suspended set: the state takes the new
+		// configuration, and the set's attributes stay as read (the plan
+		// copied them: planSuspendedSet).
+		keepSet(&plan, &state)
+		resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+		resp.Diagnostics.Append(setResourceSetIdentity(ctx, resp.Identity, &plan)...)
+		return
+	}
 	prev, diags := inventoryEntries(ctx, state.Inventory)
 	resp.Diagnostics.Append(diags...)
 	// A state written before owners were recorded stays without one: its

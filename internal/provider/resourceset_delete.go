@@ -4,12 +4,21 @@ import (
 	"context"
 
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/resourceset"
 )
 
 func (r *resourceSetResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	var state resourceSetModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
 	if resp.Diagnostics.HasError() {
+		return
+	}
+	if state.Suspend.ValueBool() {
+		// flux-operator deletes nothing of a disabled ResourceSet.
+		resp.Diagnostics.AddWarning("Objects left in the cluster",
+			about(resourceset.Kind, state.ID.ValueString(), "suspend is set, so destroy removes the resource from state and leaves its %d objects in the cluster, "+
+				"with their owner labels: to delete them, apply with suspend unset first, then destroy", len(state.Inventory.Elements())))
 		return
 	}
 	// State holds no unknown value; were one there, it would read as empty,

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -103,11 +104,12 @@ resource "stevedore_resourceset" "apps" {
 		w := newWorkspace(t, c, providerBlock("")+fmt.Sprintf("import {\n  to = stevedore_resourceset.apps\n  id = \"%s/apps\"\n}\n", ns))
 		_, gen, flat := generateConfig(t, w)
 		for _, s := range []string{`kind = "ConfigMap"`, `kind = "Deployment"`, `kind = "Service"`, `kind = "ResourceSetInputProvider"`,
-			`replicas = 2`, `image = "nginx:1.27"`, "force = null", "timeout = null", "wait = null", `team = "a"`, `env = "prod"`, `targetPort = 80`} {
+			`replicas = 2`, `image = "nginx:1.27"`, `team = "a"`, `env = "prod"`, `targetPort = 80`} {
 			if !strings.Contains(flat, s) {
 				t.Errorf("%s: the generated file lacks %s", c.name, s)
 			}
 		}
+		generatedUnset(t, c, flat, "force", "timeout", "wait")
 		for _, s := range []string{"clusterIP", "status", "managedFields", "resourceVersion", "uid =", "creationTimestamp", "generation",
 			"stevedore.dev/", "strategy", "Endpoints", "EndpointSlice", "revisionHistoryLimit", "imagePullPolicy", "sessionAffinity", "resources = null"} {
 			if strings.Contains(gen, s) {
@@ -215,11 +217,12 @@ func TestAccResourceSet_generateConfigFluxOperator(t *testing.T) {
 		out, _, flat := generateConfig(t, w)
 		for _, s := range []string{`take_over_from = ["flux-operator"]`, `name = "config"`, `timeout = "1m"`, `name = "accounts"`,
 			"cfg-<< inputs.tenant >>", `name = "sa-<< inputs.tenant >>"`, `tenant = "a"`, `replicas = 2`, `team = "platform"`,
-			`kind = "ConfigMap"`, `name = "base"`, "wait = null", "force = null", "resources = null"} {
+			`kind = "ConfigMap"`, `name = "base"`, "resources = null"} {
 			if !strings.Contains(flat, s) {
 				t.Errorf("%s: the generated file lacks %s", c.name, s)
 			}
 		}
+		generatedUnset(t, c, flat, "wait", "force")
 		plan := strings.Join(strings.Fields(strings.ReplaceAll(out, "│", "")), " ")
 		for _, o := range objects {
 			kind, name, _ := strings.Cut(o, "/")
@@ -246,4 +249,21 @@ func TestAccResourceSet_generateConfigFluxOperator(t *testing.T) {
 		}
 		w.planEmpty()
 	})
+}
+
+// generatedUnset fails t when the generated configuration flat sets one of
+// the optional and computed attributes names to a value: an import leaves
+// them null, so that the configuration keeps the provider's defaults. OpenTofu
+// and Terraform before 1.14 write such an attribute as `name = null`;
+// Terraform 1.14 and later leave it out (its config generation skips computed
+// attributes whose value is null). Either is unset.
+func generatedUnset(t *testing.T, c cli, flat string, names ...string) {
+	t.Helper()
+	for _, name := range names {
+		for _, m := range regexp.MustCompile(`(?:^|\s)`+regexp.QuoteMeta(name)+` = (\S+)`).FindAllStringSubmatch(flat, -1) {
+			if m[1] != "null" {
+				t.Errorf("%s: the generated file sets %s = %s, want it unset (null or left out)", c.name, name, m[1])
+			}
+		}
+	}
 }

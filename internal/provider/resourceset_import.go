@@ -150,7 +150,11 @@ func fluxOperatorSetModel(fo *resourceset.FluxOperatorSet) (resourceSetModel, er
 		m.Timeout = types.StringValue(durationText(s.Timeout))
 	}
 	if s.InputStrategy != "" {
-		m.InputStrategy = types.ObjectValueMust(inputStrategyAttrTypes(), map[string]attr.Value{"name": types.StringValue(s.InputStrategy)})
+		include := types.BoolNull()
+		if s.IncludeEmptyProviders {
+			include = types.BoolValue(true)
+		}
+		m.InputStrategy = types.ObjectValueMust(inputStrategyAttrTypes(), map[string]attr.Value{"name": types.StringValue(s.InputStrategy), "include_empty_providers": include})
 	}
 	if cm := s.CommonMetadata; len(cm.Labels) > 0 || len(cm.Annotations) > 0 {
 		m.CommonMetadata = &commonMetadataModel{Labels: stringMapValue(cm.Labels), Annotations: stringMapValue(cm.Annotations)}

@@ -161,13 +161,13 @@ resource "stevedore_resourceset" "bad" {
     name = "alpha"
   }
   input_strategy {
-    name = "Permute"
+    name = "Zip"
   }
   resources = [{ apiVersion = "v1", kind = "ConfigMap", metadata = { name = "x" } }]
 }
 `),
 					PlanOnly:    true,
-					ExpectError: regexp.MustCompile(`input_strategy: name "Permute" is not supported\s+yet`),
+					ExpectError: regexp.MustCompile(`input_strategy\.name:\s+must\s+be\s+"Flatten"\s+or\s+"Permute",\s+got\s+"Zip"`),
 				},
 				{
 					// Errors first: the harness destroys with the last step's
@@ -346,4 +346,117 @@ func TestResourceSetApply_inputsChangedSincePlan(t *testing.T) {
 	if _, err := r.engine().Delete(ctx, &resourceset.Spec{Name: "rs", Namespace: ns}, prev); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// input_strategy Permute: the cartesian product of the set's inputs and each
+// provider's, each under its normalized name, with flux-operator's ids (the
+// Adler-32 checksums of "perm=<i>/git_tag=0/oci_tag=<j>", computed outside
+// Go). A provider that exports fewer inputs prunes the objects of the
+// permutations that left; a bad strategy name is an error on
+// input_strategy.name.
+func TestAccResourceSet_inputsFromPermute(t *testing.T) {
+	t.Parallel()
+	accTestEach(t, func(t *testing.T) resource.TestCase {
+		const rs = "stevedore_resourceset.perm"
+		c := testClient(t)
+		testenv.InstallInputProviderCRD(t, c)
+		ns := uniqueNamespace(t, "inputs-permute")
+		testenv.SetInputProvider(t, c, ns, "git-tag", nil, map[string]any{"id": "g1", "tag": "v1"})
+		testenv.SetInputProvider(t, c, ns, "oci-tag", nil, map[string]any{"id": "o1", "n": "0"}, map[string]any{"id": "o2", "n": "1"})
+		config := func(strategy string) string {
+			return providerBlock("") + fmt.Sprintf(`
+resource "stevedore_resourceset" "perm" {
+  name      = "perm"
+  namespace = %q
+  inputs    = [{ tenant = "a" }, { tenant = "b" }]
+  inputs_from {
+    name = "git-tag"
+  }
+  inputs_from {
+    name = "oci-tag"
+  }
+  input_strategy {
+    name = %q
+  }
+  resources_template = <<-EOT
+    apiVersion: v1
+    kind: ConfigMap
+    metadata:
+      name: cm-<< inputs.perm.tenant >>-<< inputs.oci_tag.n >>
+    data:
+      id: << inputs.id | quote >>
+      tag: << inputs.git_tag.tag >>
+      from: << inputs.perm.provider.kind >>/<< inputs.git_tag.provider.name >>/<< inputs.oci_tag.id >>
+  EOT
+}
+`, ns, strategy)
+		}
+		entries := func(names ...string) knownvalue.Check {
+			var out []knownvalue.Check
+			for _, name := range names {
+				out = append(out, knownvalue.ObjectExact(map[string]knownvalue.Check{
+					"id": knownvalue.StringExact(ns + "_" + name + "__ConfigMap"), "v": knownvalue.StringExact("v1"),
+					"adopted": knownvalue.Bool(false), "step": knownvalue.Null(),
+				}))
+			}
+			return knownvalue.ListExact(out)
+		}
+		want := func(cms map[string][2]string) resource.TestCheckFunc {
+			return func(*terraform.State) error {
+				for name, w := range cms {
+					if got := configMapData(t, ns, name, "id"); got != w[0] {
+						return fmt.Errorf("%s: data.id = %q, want %q", name, got, w[0])
+					}
+					if got := configMapData(t, ns, name, "from"); got != "ResourceSet/git-tag/"+w[1] {
+						return fmt.Errorf("%s: data.from = %q", name, got)
+					}
+				}
+				return nil
+			}
+		}
+		return resource.TestCase{
+			CheckDestroy: func(*terraform.State) error {
+				for _, name := range []string{"cm-a-0", "cm-a-1", "cm-b-0", "cm-b-1"} {
+					if exists(t, "v1", "ConfigMap", ns, name) {
+						return fmt.Errorf("ConfigMap %s/%s still exists", ns, name)
+					}
+				}
+				return nil
+			},
+			Steps: []resource.TestStep{
+				{
+					Config:      config("Cartesian"),
+					PlanOnly:    true,
+					ExpectError: regexp.MustCompile(`input_strategy\.name:\s+must\s+be\s+"Flatten"\s+or\s+"Permute",\s+got\s+"Cartesian"`),
+				},
+				{
+					Config: config("Permute"),
+					ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectKnownValue(rs, tfjsonpath.New("inventory"), entries("cm-a-0", "cm-a-1", "cm-b-0", "cm-b-1")),
+					}},
+					Check: want(map[string][2]string{
+						"cm-a-0": {"2100103439", "o1"}, "cm-a-1": {"2100168976", "o2"},
+						"cm-b-0": {"2101479696", "o1"}, "cm-b-1": {"2101545233", "o2"},
+					}),
+				},
+				{
+					// oci-tag exports one input: the permutations with its
+					// second leave the set, and are pruned.
+					PreConfig: func() {
+						testenv.SetInputProvider(t, c, ns, "oci-tag", nil, map[string]any{"id": "o1", "n": "0"})
+					},
+					Config: config("Permute"),
+					ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(rs, plancheck.ResourceActionUpdate),
+						plancheck.ExpectKnownValue(rs, tfjsonpath.New("inventory"), entries("cm-a-0", "cm-b-0")),
+					}},
+					Check: resource.ComposeTestCheckFunc(
+						want(map[string][2]string{"cm-a-0": {"2100103439", "o1"}, "cm-b-0": {"2101479696", "o1"}}),
+						checkExists(t, false, "v1", "ConfigMap", ns, "cm-a-1"),
+						checkExists(t, false, "v1", "ConfigMap", ns, "cm-b-1"),
+					),
+				},
+			},
+		}
+	})
 }

@@ -32,6 +32,7 @@ type resourceSetModel struct {
 	Timeout            types.String         `tfsdk:"timeout"`
 	ServiceAccountName types.String         `tfsdk:"service_account_name"`
 	Force              types.Bool           `tfsdk:"force"`
+	Suspend            types.Bool           `tfsdk:"suspend"`
 	TakeOverFrom       types.List           `tfsdk:"take_over_from"`
 	CommonMetadata     *commonMetadataModel `tfsdk:"common_metadata"`
 	Dependencies       []dependencyModel    `tfsdk:"dependencies"`
@@ -151,7 +152,7 @@ func specFrom(ctx context.Context, m *resourceSetModel) (*resourceset.Spec, bool
 	if !known {
 		b.unknownAt("inputs_from")
 	}
-	spec.InputsFrom, spec.InputStrategy = refs, strategy
+	spec.InputsFrom, spec.InputStrategy, spec.IncludeEmptyProviders = refs, strategy.name, strategy.includeEmpty
 	known, diags := b.result()
 	return spec, known, diags
 }
@@ -254,7 +255,14 @@ type selectorRequirementModel struct {
 }
 
 type inputStrategyModel struct {
-	Name types.String `tfsdk:"name"`
+	Name                  types.String `tfsdk:"name"`
+	IncludeEmptyProviders types.Bool   `tfsdk:"include_empty_providers"`
+}
+
+// inputStrategy is the `input_strategy` block as the engine takes it.
+type inputStrategy struct {
+	name         string
+	includeEmpty bool
 }
 
 // inputsFromElemType is the type of an `inputs_from` block.
@@ -264,19 +272,19 @@ func inputsFromElemType() attr.Type {
 
 // inputsFromFrom reads the `inputs_from` blocks and `input_strategy`; known
 // is false when a value in them is not known yet.
-func inputsFromFrom(ctx context.Context, list types.List, strategy types.Object) (refs []resourceset.InputsFrom, name string, known bool, diags diag.Diagnostics) {
+func inputsFromFrom(ctx context.Context, list types.List, strategy types.Object) (refs []resourceset.InputsFrom, name inputStrategy, known bool, diags diag.Diagnostics) {
 	if list.IsUnknown() || strategy.IsUnknown() {
-		return nil, "", false, nil
+		return nil, name, false, nil
 	}
 	if !strategy.IsNull() {
 		var sm inputStrategyModel
 		if diags.Append(strategy.As(ctx, &sm, basetypes.ObjectAsOptions{})...); diags.HasError() {
-			return nil, "", true, diags
+			return nil, name, true, diags
 		}
-		if sm.Name.IsUnknown() {
-			return nil, "", false, diags
+		if sm.Name.IsUnknown() || sm.IncludeEmptyProviders.IsUnknown() {
+			return nil, name, false, diags
 		}
-		name = sm.Name.ValueString()
+		name = inputStrategy{name: sm.Name.ValueString(), includeEmpty: sm.IncludeEmptyProviders.ValueBool()}
 	}
 	if list.IsNull() {
 		return nil, name, true, diags

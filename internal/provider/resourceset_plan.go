@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
@@ -47,6 +48,13 @@ func (r *resourceSetResource) ModifyPlan(ctx context.Context, req resource.Modif
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	if plan.Suspend.ValueBool() {
+		planSuspendedSet(&plan, state, resp)
+		if !resp.Diagnostics.HasError() {
+			resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+		}
+		return
+	}
 	if !known || r.data == nil || r.data.unknown {
 		plan.Inventory = types.ListUnknown(inventoryEntryType)
 		plan.Manifests = types.StringUnknown()
@@ -70,6 +78,54 @@ func (r *resourceSetResource) ModifyPlan(ctx context.Context, req resource.Modif
 	plan, diags = plannedSet(res, plan, state)
 	resp.Diagnostics.Append(diags...)
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+}
+
+// planSuspendedSet plans a suspended set, flux-operator's ResourceSet with
+// `fluxcd.controlplane.io/reconcile: disabled`: the apply skips it, so its
+// computed attributes stay as the last apply and refresh left them, and the
+// plan warns. A set is created and replaced only unsuspended: an error on
+// `suspend`.
+func planSuspendedSet(plan, state *resourceSetModel, resp *resource.ModifyPlanResponse) {
+	id := plan.ID.ValueString()
+	switch {
+	case state == nil:
+		resp.Diagnostics.AddAttributeError(path.Root("suspend"), "Cannot create a suspended resource set",
+			about(resourceset.Kind, id, "a suspended set is left alone, so it would never be applied: create it with suspend unset, or import it"))
+		return
+	case len(resp.RequiresReplace) > 0:
+		resp.Diagnostics.AddAttributeError(path.Root("suspend"), "Cannot replace a suspended resource set",
+			about(resourceset.Kind, id, "this change replaces the set (its objects deleted, then applied again), which a suspended set does not do: unset suspend to apply it"))
+		return
+	}
+	msg := "suspend is set: the apply is skipped (nothing applied, nothing pruned), and destroy leaves the set's objects in the cluster"
+	if !setConfigUnchanged(state, plan) {
+		msg += "; the configuration changed since the last apply: it is saved, and applied once suspend is unset"
+	}
+	resp.Diagnostics.AddWarning("Resource set suspended", about(resourceset.Kind, id, "%s", msg))
+	keepSet(plan, state)
+}
+
+// keepSet copies the computed attributes of the set from state into m, for
+// an apply that changes nothing in the cluster.
+func keepSet(m, state *resourceSetModel) {
+	m.ID = state.ID
+	m.Inventory, m.Manifests = state.Inventory, state.Manifests
+	m.Drift, m.Changes, m.Conditions = state.Drift, state.Changes, state.Conditions
+}
+
+// setConfigUnchanged says that the configuration of plan renders from what
+// state was applied with: the attributes the objects are rendered from, and
+// sameSettings.
+func setConfigUnchanged(state, plan *resourceSetModel) bool {
+	if !sameSettings(state, plan) || !state.Inputs.Equal(plan.Inputs) || !state.Resources.Equal(plan.Resources) ||
+		!state.ResourcesTemplate.Equal(plan.ResourcesTemplate) {
+		return false
+	}
+	a, b := state.CommonMetadata, plan.CommonMetadata
+	if (a == nil) != (b == nil) {
+		return false
+	}
+	return a == nil || a.Labels.Equal(b.Labels) && a.Annotations.Equal(b.Annotations)
 }
 
 // plannedSet turns the engine's plan res into the planned model and the

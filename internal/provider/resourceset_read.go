@@ -5,6 +5,8 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/resourceset"
 )
 
 // Read refreshes the drift: each object the set renders and owns is dry-run
@@ -30,6 +32,13 @@ func (r *resourceSetResource) Read(ctx context.Context, req resource.ReadRequest
 		return
 	}
 	spec.Owner = readOwner(ctx, req.Private)
+	if state.Suspend.ValueBool() && !r.rendersAsApplied(ctx, spec, &state) {
+		// The configuration in state was saved while the set was
+		// suspended, and is not what the last apply applied: its
+		// differences from the cluster are the pending change, not drift.
+		// The drift read before stays until suspend is unset.
+		return
+	}
 	inv, diags := inventoryEntries(ctx, state.Inventory)
 	resp.Diagnostics.Append(diags...)
 	report, err := r.engine().CheckDrift(ctx, spec, inv, readFingerprints(ctx, req.Private))
@@ -43,4 +52,15 @@ func (r *resourceSetResource) Read(ctx context.Context, req resource.ReadRequest
 	state.Changes = types.ListNull(driftEntryType)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 	resp.Diagnostics.Append(writeFingerprints(ctx, resp.Private, report.InSync)...)
+}
+
+// rendersAsApplied says that spec, the configuration in state m, renders the
+// manifests the last apply recorded.
+func (r *resourceSetResource) rendersAsApplied(ctx context.Context, spec *resourceset.Spec, m *resourceSetModel) bool {
+	objs, err := r.engine().Desired(ctx, spec)
+	if err != nil {
+		return false
+	}
+	manifests, err := resourceset.Manifests(objs)
+	return err == nil && m.Manifests.Equal(types.StringValue(manifests))
 }

@@ -35,6 +35,7 @@ type resourceSetRenderModel struct {
 	ResourcesTemplate types.String         `tfsdk:"resources_template"`
 	Steps             types.Dynamic        `tfsdk:"steps"`
 	CommonMetadata    *commonMetadataModel `tfsdk:"common_metadata"`
+	InputStrategy     types.Object         `tfsdk:"input_strategy"`
 	APIResources      []apiResourceModel   `tfsdk:"api_resources"`
 
 	Objects   types.List   `tfsdk:"objects"`
@@ -62,6 +63,7 @@ func (m *resourceSetRenderModel) setModel() *resourceSetModel {
 	return &resourceSetModel{
 		Name: m.Name, Namespace: m.Namespace, Inputs: m.Inputs, Resources: m.Resources,
 		ResourcesTemplate: m.ResourcesTemplate, Steps: m.Steps, CommonMetadata: m.CommonMetadata,
+		InputStrategy: m.InputStrategy,
 	}
 }
 

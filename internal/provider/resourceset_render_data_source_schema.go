@@ -51,7 +51,8 @@ func resourceSetRenderSchema() schema.Schema {
 	}
 	return schema.Schema{
 		MarkdownDescription: "Renders a `stevedore_resourceset` without a cluster: the objects and the inventory it would apply, from its " +
-			"`inputs` (for example those of `stevedore_resourceset_inputs`), `resources`, `resources_template`, `steps` and `common_metadata`, " +
+			"`inputs` (for example those of `stevedore_resourceset_inputs`), `resources`, `resources_template`, `steps`, `common_metadata` and " +
+			"`input_strategy` (`Permute` of the set's `inputs` alone: without `inputs_from` the set is the one source), " +
 			"which take the resource's values as they are. The provider needs no `kubernetes` configuration for it, so that CI can run policy " +
 			"checks (conftest, kubeconform) on what a set would apply. `inputs_from` reads the cluster and is not here: read the inputs with " +
 			"`stevedore_resourceset_inputs` instead. Which kinds are namespaced comes from Kubernetes' built-in API (kustomize's OpenAPI " +
@@ -59,6 +60,7 @@ func resourceSetRenderSchema() schema.Schema {
 		Attributes: attrs,
 		Blocks: map[string]schema.Block{
 			"common_metadata": dataSourceBlock("common_metadata", rs.Blocks["common_metadata"]),
+			"input_strategy":  dataSourceBlock("input_strategy", rs.Blocks["input_strategy"]),
 		},
 	}
 }

@@ -100,6 +100,16 @@ func resourceSetSchema() schema.Schema {
 					"A taken-over object is the set's from then on: the plan warns, it is not `adopted`, and prune and destroy delete it. " +
 					"The objects of another `stevedore_resourceset` or `stevedore_helmrelease` are never taken over.",
 			},
+			"suspend": schema.BoolAttribute{
+				Optional: true,
+				MarkdownDescription: "flux-operator's `fluxcd.controlplane.io/reconcile: disabled` on the ResourceSet: plan and apply leave the set " +
+					"alone (the plan warns that the apply is skipped): nothing is applied, nothing pruned, the configuration is saved, and the " +
+					"computed attributes stay as the last apply left them. Refresh still reads drift while the configuration renders what was " +
+					"applied (a change saved while suspended is not drift). Destroy removes the resource from state " +
+					"and deletes nothing, as flux-operator leaves the objects of a disabled ResourceSet when it is deleted; to delete them, " +
+					"apply with `suspend` unset first (which applies the pending configuration), then destroy. A set is applied before it " +
+					"can be suspended, and a change that replaces it (`name`, `namespace`) needs `suspend` unset.",
+			},
 			"force": schema.BoolAttribute{
 				Optional: true, Computed: true, Default: booldefault.StaticBool(false),
 				Description: "Recreate objects whose immutable fields changed instead of failing.",
@@ -183,8 +193,19 @@ func resourceSetSchema() schema.Schema {
 				Attributes: map[string]schema.Attribute{
 					"name": schema.StringAttribute{
 						Optional: true,
-						MarkdownDescription: "`Flatten` (the default): the concatenation of the inputs. flux-operator's `Permute` (the cartesian product) " +
-							"is not supported yet and is refused.",
+						MarkdownDescription: "`Flatten` (the default): the concatenation of the inputs. `Permute`: the cartesian product of the " +
+							"sources, as flux-operator's: the set's own `inputs` (the first source) and each provider's (sorted by name), the last " +
+							"varying fastest. Each input set holds, under the normalized name of each source (lower case, spaces and punctuation " +
+							"as `_`, other characters dropped: `inputs.my_set.tenant`, `inputs.git_tags.tag`), the input it took from it, with its " +
+							"`provider`, and an `id`: flux-operator's Adler-32 checksum of `<key>=<index>` of each source joined by `/`. A source " +
+							"without inputs is skipped; more than " + fmt.Sprint(resourceset.MaxPermutations) + " input sets fail the plan. Any other " +
+							"value is an error on this attribute.",
+					},
+					"include_empty_providers": schema.BoolAttribute{
+						Optional: true,
+						MarkdownDescription: "flux-operator's `includeEmptyProviders`, with `Permute` only: a source that has no inputs (the set " +
+							"without `inputs`, a provider that exports none) empties the product, so that the set renders no object, rather " +
+							"than being skipped. Default false.",
 					},
 				},
 			},

@@ -39,8 +39,9 @@ func NewServer(version string) func() tfprotov6.ProviderServer {
 // frameworkServer is what terraform-plugin-framework's protocol 6 server
 // implements: every RPC a provider can serve.
 type frameworkServer interface {
-	tfprotov6.ProviderServerWithListResource
-	tfprotov6.ProviderServerWithActions
+	tfprotov6.ProviderServer
+	tfprotov6.ListResourceServer
+	tfprotov6.ActionServer
 }
 
 // releasingServer wraps the RPCs that tofu makes once per resource instance,

@@ -20,7 +20,9 @@ resource "stevedore_helmrelease" "podinfo" {
     ingress      = { enabled = false }
   }
 
-  # Merged under `values`, in order; only the digest of the result is kept.
+  # Merged in order, under `values` (a target_path inside a map that only
+  # `values` has is the exception: it wins there, as in helm-controller); only
+  # the digest of the result is kept.
   values_from {
     kind = "ConfigMap"
     name = "podinfo-values"

@@ -139,6 +139,7 @@ func (r *actionRequest) recordResult(action string, obs *observer, err error) er
 		r.countFailure(action)
 		return nil
 	}
+	r.clearFailuresOnRetry(action)
 	cur := latest(st.History)
 	setCondition(st, CondReleased, "True", out.succeededReason, fmt.Sprintf(out.successFmt, cur.fullName(), cur.chartRef()))
 	r.markAwaitingTests()

@@ -64,7 +64,7 @@ func (e *Engine) withDefaults(spec *Spec) *Spec {
 // prev (refresh has just detected it) rather than detected again.
 func (e *Engine) Plan(ctx context.Context, spec *Spec, prev *Status) (*Plan, error) {
 	spec = e.withDefaults(spec)
-	p := &Plan{ReleaseName: ReleaseName(spec), PostRenderersDigest: postRenderersDigest(spec.PostRenderers)}
+	p := &Plan{ReleaseName: ReleaseName(spec), PostRenderersDigest: renderDigest(spec)}
 	st := cloneStatus(prev)
 	r, err := e.prepare(ctx, spec, st)
 	if errors.Is(err, ErrValuesFromMissing) {
@@ -251,6 +251,10 @@ func (e *Engine) Reconcile(ctx context.Context, spec *Spec, prev *Status) (*Stat
 	if d := spec.PlannedConfigDigest; d != "" && d != r.desired.configDigest {
 		// Nothing was done: there is nothing new to save.
 		return nil, objectError(spec, fielderr.Wrap("values_from", &StaleValuesError{Planned: d, Now: r.desired.configDigest}))
+	}
+	if err := checkChartNameChange(spec, prev, r.desired.chartName); err != nil {
+		// Nothing was done: there is nothing new to save.
+		return nil, objectError(spec, err)
 	}
 	r.startAttempt(prev)
 	if prev == nil {

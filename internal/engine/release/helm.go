@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/fielderr"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/kube"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/release/helmfm"
 )
@@ -41,6 +42,9 @@ type session struct {
 	// discovery: Helm's fake clients (kube/fake), with the memory driver, in
 	// the action runners' tests.
 	kubeClient helmkube.Interface
+
+	// health are the spec's health_check_exprs, compiled (health_exprs.go).
+	health *kube.HealthChecks
 }
 
 // newSession builds the clients for spec. It does no request.
@@ -66,6 +70,9 @@ func newSession(f *kube.Factory, spec *Spec) (*session, error) {
 		return nil, fmt.Errorf("kubernetes client: %w", err)
 	}
 	s.f, s.getter, s.driver = acting, &restGetter{f: acting, namespace: s.releaseNS}, secretsDriver(cs, s.storageNS)
+	if s.health, err = kube.CompileHealthChecks(spec.HealthCheckExprs); err != nil {
+		return nil, &fielderr.Error{Path: "health_check_exprs", Err: err}
+	}
 	return s, nil
 }
 
@@ -128,7 +135,7 @@ func (s *session) config(obs *observer) *action.Configuration {
 	kc.Namespace = s.releaseNS
 	kc.SetLogger(slog.DiscardHandler)
 	cfg.RESTClientGetter = s.getter
-	cfg.KubeClient = &waitClient{Client: helmfm.Client{Interface: kc, Manager: s.f.FieldManager()}, f: s.f}
+	cfg.KubeClient = &waitClient{Client: helmfm.Client{Interface: kc, Manager: s.f.FieldManager()}, f: s.f, health: s.health}
 	return cfg
 }
 

@@ -25,6 +25,7 @@ func newInstall(cfg *action.Configuration, spec *Spec, name, namespace string, s
 	in.WaitForJobs = !spec.Install.DisableWaitForJobs
 	in.DisableHooks = spec.Install.DisableHooks
 	in.DisableOpenAPIValidation = spec.Install.DisableOpenAPIValidation
+	in.SkipSchemaValidation = spec.Install.DisableSchemaValidation
 	// An uninstalled release kept in history (keep_history) holds the
 	// name: replacing it is what Helm's --replace is for, and a second
 	// apply must not fail with "cannot reuse a name".
@@ -37,6 +38,11 @@ func newInstall(cfg *action.Configuration, spec *Spec, name, namespace string, s
 	in.PostRenderStrategy = action.PostRenderStrategy(spec.PostRenderStrategy)
 	in.Labels = ownerLabels(spec)
 	in.Description = spec.Description
+	// Checked first: never another owner's object (takeownership.go).
+	in.TakeOwnership = spec.Install.TakeOwnership
+	// Taking an object under server-side apply takes its fields from their
+	// managers, as helm-controller's install (which always forces).
+	in.ForceConflicts = in.ServerSideApply && in.TakeOwnership
 	return in
 }
 
@@ -56,6 +62,7 @@ func newUpgrade(cfg *action.Configuration, spec *Spec, namespace string, mode wr
 	up.WaitForJobs = !spec.Upgrade.DisableWaitForJobs
 	up.DisableHooks = spec.Upgrade.DisableHooks
 	up.DisableOpenAPIValidation = spec.Upgrade.DisableOpenAPIValidation
+	up.SkipSchemaValidation = spec.Upgrade.DisableSchemaValidation
 	up.CleanupOnFail = spec.Upgrade.CleanupOnFail
 	up.Devel = true
 	up.SkipCRDs = true // applied before, with our policy
@@ -65,6 +72,8 @@ func newUpgrade(cfg *action.Configuration, spec *Spec, namespace string, mode wr
 	// stamps a release made before owners were recorded, or imported.
 	up.Labels = ownerLabels(spec)
 	up.Description = spec.Description
+	// Checked first: never another owner's object (takeownership.go).
+	up.TakeOwnership = spec.Upgrade.TakeOwnership
 	return up
 }
 

@@ -124,6 +124,8 @@ func (s releaseStore) ListReleases() ([]*helmrelease.Release, error) {
 type waitClient struct {
 	helmfm.Client
 	f *kube.Factory
+	// health are the health_check_exprs the poller waits with.
+	health *kube.HealthChecks
 }
 
 // The engine's own wait strategies, which waitClient serves: noWaitStrategy
@@ -150,7 +152,7 @@ func (c *waitClient) GetWaiterWithOptions(ws helmkube.WaitStrategy, opts ...helm
 	case noWaitStrategy, noWaitUninstallStrategy:
 		return hooksOnlyWaiter{Waiter: legacy, waitDeletes: ws == noWaitStrategy}, nil
 	case pollerStrategy:
-		return pollerWaiter{Waiter: legacy, f: c.f}, nil
+		return pollerWaiter{Waiter: legacy, f: c.f, health: c.health}, nil
 	}
 	return legacy, nil
 }
@@ -176,7 +178,8 @@ func (w hooksOnlyWaiter) WaitForDelete(list helmkube.ResourceList, timeout time.
 // Wait); hooks and deletions as the legacy Waiter it wraps.
 type pollerWaiter struct {
 	helmkube.Waiter
-	f *kube.Factory
+	f      *kube.Factory
+	health *kube.HealthChecks
 }
 
 func (w pollerWaiter) Wait(list helmkube.ResourceList, timeout time.Duration) error {
@@ -203,7 +206,10 @@ func (w pollerWaiter) wait(list helmkube.ResourceList, timeout time.Duration, jo
 	if err != nil {
 		return err
 	}
-	if jobs {
+	if w.health != nil {
+		// health_check_exprs: their objects' status is their checks'.
+		m = m.WithHealthChecks(w.health, jobs)
+	} else if jobs {
 		// A Job is Current once complete, not once started (kstatus's).
 		m = m.WithCompleteJobs()
 	}

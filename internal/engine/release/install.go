@@ -18,6 +18,9 @@ const (
 type installRunner struct{}
 
 func (installRunner) run(ctx context.Context, req *actionRequest, s releaseState) error {
+	if err := req.checkTakeovers(ctx, ActionInstall, s); err != nil {
+		return err // nothing written
+	}
 	st, spec := req.st, req.spec
 	st.LastAttemptedReleaseAction = actionInstall
 	// An install starts a new lifecycle: nothing before it is a rollback

@@ -62,6 +62,9 @@ func (c postRenderChain) Run(in *bytes.Buffer) (*bytes.Buffer, error) {
 // object of a release says where it came from.
 func newPostRenderer(spec *Spec) postrenderer.PostRenderer {
 	chain := userPostRenderers(spec)
+	if step := commonMetadataStep(spec.CommonMetadata); step != nil {
+		chain = append(chain, step) // under the origin labels, as helm-controller's
+	}
 	name, namespace := spec.Name, spec.Namespace
 	chain = append(chain, func(in *bytes.Buffer) (*bytes.Buffer, error) {
 		out, err := addOriginLabels(in.Bytes(), name, namespace)

@@ -55,6 +55,10 @@ type Preview struct {
 	// into the field manager's server-side apply entry, when an upgrade
 	// moves a release from client-side to server-side apply.
 	Migrated []string
+
+	// Taken are the objects the action takes with take_ownership
+	// (takeownership.go), with their field managers now.
+	Taken []Takeover
 }
 
 // PreviewError is a rejection that apply would meet for sure: the chart does
@@ -155,7 +159,11 @@ func (r *request) preview(ctx context.Context, act Action, s releaseState) (*Pre
 	if err != nil {
 		return nil, err
 	}
-	if act == ActionInstall && s.kind == stateAbsent && len(before) > 0 {
+	taken, err := r.takeovers(ctx, act, s)
+	if err != nil {
+		return nil, err
+	}
+	if act == ActionInstall && s.kind == stateAbsent && len(before) > len(taken) {
 		// Objects that Helm would adopt (they carry this release's name and
 		// namespace, else the dry run failed above) with no release in this
 		// storage namespace: a release of the same name stored elsewhere,
@@ -182,6 +190,9 @@ func (r *request) preview(ctx context.Context, act Action, s releaseState) (*Pre
 	// Only a server-side upgrade asks for its conflicts, with the objects
 	// as sent: copy them then only.
 	force := mode.ForceConflicts && act != ActionInstall
+	if act == ActionInstall && mode.ServerSide && r.spec.Install.TakeOwnership {
+		force = true // as newInstall: take_ownership takes the fields too
+	}
 	var applied map[string]runtime.Object
 	if force {
 		applied = appliedObjects(target)
@@ -198,12 +209,12 @@ func (r *request) preview(ctx context.Context, act Action, s releaseState) (*Pre
 		}
 		return nil, pe
 	}
-	if act == ActionInstall && s.kind == stateAbsent && len(res.Updated) > 0 {
+	if act == ActionInstall && s.kind == stateAbsent && len(res.Updated) > len(taken) {
 		// Objects that did not exist when read above exist now: another
 		// apply is installing a release of this name (Plan looks again).
 		return &Preview{Unknown: fmt.Sprintf("%d object(s) of release %s appeared while the plan ran", len(res.Updated), r.name)}, nil
 	}
-	p := &Preview{}
+	p := &Preview{Taken: taken}
 	for _, info := range res.Created {
 		p.Changes = append(p.Changes, kube.Drift{ID: infoID(info), Type: "create"})
 	}

@@ -103,7 +103,7 @@ func (e *Engine) prepare(ctx context.Context, spec *Spec, st *Status) (*request,
 		chartVersion: ch.Metadata.Version,
 		chartDigest:  spec.ChartDigest,
 		configDigest: DigestValues(digested),
-		prDigest:     postRenderersDigest(spec.PostRenderers),
+		prDigest:     renderDigest(spec),
 		writeOnly:    spec.ValuesWriteOnly,
 		chart:        ch,
 	}
@@ -214,6 +214,9 @@ func (r *request) round(ctx context.Context) (remediated *helmrelease.Release, e
 				c.Raced = true
 				return nil, c
 			}
+		}
+		if err := r.retryStop(s, ran[kindRelease] || ran[kindTest]); err != nil {
+			return nil, r.withCause(err)
 		}
 		act, reason, err := r.decide(s)
 		if err != nil {

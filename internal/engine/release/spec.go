@@ -220,6 +220,10 @@ type Spec struct {
 	// PostRenderCombined, or PostRenderNoHooks with Helm3Defaults.
 	PostRenderStrategy string
 
+	// CommonMetadata are labels and annotations put on every object the
+	// release renders (commonmetadata.go).
+	CommonMetadata CommonMetadata
+
 	Install        Install
 	Upgrade        Upgrade
 	Test           Test
@@ -227,6 +231,11 @@ type Spec struct {
 	Uninstall      Uninstall
 	DriftDetection DriftDetection
 	PostRenderers  []PostRenderer
+
+	// HealthCheckExprs are helm-controller's healthCheckExprs: CEL health
+	// checks of custom resources, used by the poller wait and by the
+	// report of the objects not ready (health_exprs.go).
+	HealthCheckExprs []HealthCheckExpr
 }
 
 // withDefaults is a copy of s with every default of a Spec filled in: the one
@@ -292,6 +301,9 @@ func (s *Spec) withDefaults() *Spec {
 	if d.Uninstall.DeletionPropagation == "" {
 		d.Uninstall.DeletionPropagation = DefaultDeletionPropagation
 	}
+	if d.Upgrade.ChartNameChangeStrategy == "" {
+		d.Upgrade.ChartNameChangeStrategy = ChartNameReinstall
+	}
 	d.DriftDetection.Mode = d.DriftDetection.Mode.effective()
 	d.ValuesFrom = append([]ValuesReference(nil), s.ValuesFrom...)
 	for i := range d.ValuesFrom {
@@ -312,6 +324,7 @@ type ValuesReference struct {
 	ValuesKey  string // empty means DefaultValuesKey
 	TargetPath string // Helm --set path; empty merges the whole document
 	Optional   bool   // a missing object is tolerated; a missing key is not
+	Literal    bool   // the value is set at TargetPath verbatim, as helm --set-literal
 }
 
 // Install are the install options.
@@ -325,9 +338,17 @@ type Install struct {
 	ServerSideApply          *bool
 	DisableHooks             bool
 	DisableOpenAPIValidation bool
+	DisableSchemaValidation  bool // values.schema.json skipped, at plan as at apply
 	DisableWait              bool
 	DisableWaitForJobs       bool
 	Remediation              InstallRemediation
+
+	// Strategy is install.strategy (strategy.go): RemediateOnFailure
+	// (empty) or RetryOnFailure.
+	Strategy ActionStrategy
+	// TakeOwnership takes objects that exist and belong to no release or
+	// other tool (takeownership.go); false by default, unlike Flux's.
+	TakeOwnership bool
 }
 
 // InstallRemediation says what happens after a failed install: uninstall and
@@ -348,8 +369,12 @@ type Upgrade struct {
 	CleanupOnFail            bool
 	DisableHooks             bool
 	DisableOpenAPIValidation bool
+	DisableSchemaValidation  bool // values.schema.json skipped, at plan as at apply
 	DisableWait              bool
 	DisableWaitForJobs       bool
+	// ChartNameChangeStrategy is one of ChartNameChangeStrategies; empty
+	// means ChartNameReinstall (chartname.go).
+	ChartNameChangeStrategy string
 	// Force replaces objects where a patch fails under client-side apply,
 	// and forces field conflicts under server-side apply (which always
 	// forces them, as helm-controller's).
@@ -359,6 +384,12 @@ type Upgrade struct {
 	// of the latest release.
 	ServerSideApply string
 	Remediation     UpgradeRemediation
+
+	// Strategy is upgrade.strategy (strategy.go).
+	Strategy ActionStrategy
+	// TakeOwnership: as Install.TakeOwnership, for objects new to the
+	// release in an upgrade.
+	TakeOwnership bool
 }
 
 // UpgradeRemediation says what happens after a failed upgrade.

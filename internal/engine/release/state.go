@@ -258,7 +258,7 @@ func keepsFirstDeployed(act Action, spec *Spec) bool {
 		return false
 	}
 	ur := spec.Upgrade.Remediation
-	return ur.Strategy != StrategyUninstall || ur.Retries == 0
+	return ur.Strategy != StrategyUninstall || ur.Retries == 0 || spec.Upgrade.Strategy.retries()
 }
 
 // activeRemediation is the remediation of the last release action, as
@@ -419,6 +419,10 @@ func decide(s releaseState, st *Status, spec *Spec) (Action, string, error) {
 		}
 		return ActionNone, s.reason, nil
 	case stateFailed:
+		if rt := activeRetry(spec, st, s.rls); rt != nil {
+			// RetryOnFailure: no remediation, an upgrade retries.
+			return ActionUpgradeFailed, fmt.Sprintf("%s; retrying with an upgrade (%s.strategy %s)", s.reason, rt.action, ActionRetryOnFailure), nil
+		}
 		rem := activeRemediation(spec, st, s.rls)
 		if rem == nil {
 			return ActionUpgradeFailed, s.reason + "; no remediation applies, upgrading", nil

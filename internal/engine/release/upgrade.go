@@ -19,6 +19,9 @@ const (
 type upgradeRunner struct{}
 
 func (upgradeRunner) run(ctx context.Context, req *actionRequest, s releaseState) error {
+	if err := req.checkTakeovers(ctx, ActionUpgrade, s); err != nil {
+		return err // nothing written
+	}
 	st, spec := req.st, req.spec
 	if s.kind == stateUnmanaged {
 		// The history describes releases that are not in storage as we saw

@@ -39,6 +39,11 @@ func validateSpec(spec *Spec) error {
 				Err: fmt.Errorf("unknown CRD policy %q, want %q, %q or %q", c.policy, CRDsSkip, CRDsCreate, CRDsCreateReplace)})
 		}
 	}
+	if !validChartNameChangeStrategy(spec.Upgrade.ChartNameChangeStrategy) {
+		errs = append(errs, &fielderr.Error{Path: "upgrade.chart_name_change_strategy",
+			Err: fmt.Errorf("unknown chart name change strategy %q, want %q or %q", spec.Upgrade.ChartNameChangeStrategy, ChartNameReinstall, ChartNameInPlaceUpdate)})
+	}
+	errs = append(errs, validateCommonMetadata(spec.CommonMetadata)...)
 	if !spec.DriftDetection.Mode.valid() {
 		errs = append(errs, &fielderr.Error{Path: "drift_detection.mode",
 			Err: fmt.Errorf("unknown mode %q, want one of %q", spec.DriftDetection.Mode, DriftModes)})
@@ -58,5 +63,7 @@ func validateSpec(spec *Spec) error {
 			errs = append(errs, &fielderr.Error{Path: fmt.Sprintf("values_from[%d].name", i), Err: errors.New("must not be empty")})
 		}
 	}
+	errs = append(errs, validateStrategies(spec)...)
+	errs = append(errs, validateHealthCheckExprs(spec.HealthCheckExprs)...)
 	return errors.Join(errs...)
 }

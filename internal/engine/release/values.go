@@ -34,10 +34,16 @@ func DigestValues(values map[string]any) string {
 // only place that layers them (its table test pins it):
 //
 //  1. values_from, in order (a target_path reference set into the result so
-//     far, Helm --set style), as helm-controller merges them;
+//     far, Helm --set style, or verbatim with literal, as helm
+//     --set-literal), as helm-controller merges them;
 //  2. the inline layer on top (InlineValues): the documents of `values`,
 //     then set, set_list and set_sensitive set into them, as hashicorp/helm's
-//     helm_release sets them;
+//     helm_release sets them. It wins over values_from, but for one case
+//     that helm-controller has too, both merging with fluxcd/pkg/chartutil's
+//     ChartValuesFromReferences: a target_path whose parent map only the
+//     inline layer has (no earlier values_from entry made a map there) is
+//     written into the inline layer itself, so that there the target_path
+//     value wins (TestComposeValues_asHelmController pins both);
 //  3. values_wo (Spec.ValuesWriteOnly) over everything.
 //
 // digested is the values without the paths values_wo sets, which the config
@@ -91,7 +97,7 @@ func composeReadValues(ctx context.Context, c client.Client, spec *Spec) (map[st
 		}
 		// Check the data as the library will use it, to blame the right entry.
 		if ref.TargetPath != "" {
-			if err := fluxchartutil.ReplacePathValue(helmchartutil.Values{}, ref.TargetPath, data); err != nil {
+			if err := setAtPath(ref, data); err != nil {
 				return nil, &fielderr.Error{Path: field + ".target_path",
 					Err: fmt.Errorf("%s %s key %q cannot be set at %q: %w", ref.Kind, nn, key, ref.TargetPath, hideSecret(ref.Kind, err))}
 			}
@@ -101,6 +107,7 @@ func composeReadValues(ctx context.Context, c client.Client, spec *Spec) (map[st
 		}
 		refs = append(refs, meta.ValuesReference{
 			Kind: ref.Kind, Name: ref.Name, ValuesKey: key, TargetPath: ref.TargetPath,
+			Literal: ref.Literal,
 		})
 	}
 	// inline is a copy of its own, as helm-controller hands the library a
@@ -112,6 +119,16 @@ func composeReadValues(ctx context.Context, c client.Client, spec *Spec) (map[st
 		return nil, &fielderr.Error{Path: "values_from", Err: err}
 	}
 	return values.AsMap(), nil
+}
+
+// setAtPath sets data at ref's target path in empty values as the library
+// will set it: verbatim for a literal reference (helm --set-literal, Flux's
+// `literal`), else with Helm's --set parser.
+func setAtPath(ref ValuesReference, data string) error {
+	if ref.Literal {
+		return fluxchartutil.ReplacePathLiteralValue(helmchartutil.Values{}, ref.TargetPath, data)
+	}
+	return fluxchartutil.ReplacePathValue(helmchartutil.Values{}, ref.TargetPath, data)
 }
 
 // hideSecret keeps parser messages, which may quote the data, out of errors

@@ -83,7 +83,7 @@ func (r *actionRequest) notReady(ctx context.Context, rls *helmrelease.Release, 
 			}
 			return nil, err
 		}
-		res, err := kube.Status(live, completeJobs)
+		res, err := r.sess.health.Status(live, completeJobs) // kube.Status without health_check_exprs
 		if err != nil {
 			out = append(out, fmt.Sprintf("%s: %s: %v", kube.Describe(o), status.UnknownStatus, err))
 			continue

@@ -135,14 +135,14 @@ func TestStepError_path(t *testing.T) {
 // and the engine's entry points name the set once in front of them.
 func TestInputsFromError_path(t *testing.T) {
 	bad := &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "a", Operator: "Near"}}}
-	spec := &Spec{Name: "s", Namespace: "ns", Resources: []map[string]any{configMap("a")}, InputStrategy: "Permute", InputsFrom: []InputsFrom{
+	spec := &Spec{Name: "s", Namespace: "ns", Resources: []map[string]any{configMap("a")}, InputStrategy: "Zip", InputsFrom: []InputsFrom{
 		{Name: "a"},
 		{Kind: "ResourceSet", APIVersion: "v1", Name: "b"},
 		{Selector: bad},
 		{},
 	}}
 	want := []string{
-		"input_strategy", `input_strategy: name "Permute" is not supported yet: only "Flatten" (the default) is`,
+		"input_strategy.name", `input_strategy.name: must be "Flatten" or "Permute", got "Zip"`,
 		"inputs_from[1].api_version", `inputs_from[1].api_version: must be "fluxcd.controlplane.io/v1", got "v1"`,
 		"inputs_from[1].kind", `inputs_from[1].kind: must be "ResourceSetInputProvider", got "ResourceSet"`,
 		"inputs_from[2].selector", `inputs_from[2].selector: "Near" is not a valid label selector operator`,
@@ -173,7 +173,7 @@ func TestInputsFromError_path(t *testing.T) {
 			t.Errorf("message %q, want %q in front, once", err, prefix)
 		}
 	}
-	t.Run("validate", func(t *testing.T) { check(t, ValidateInputsFrom(spec.InputsFrom, spec.InputStrategy), "") })
+	t.Run("validate", func(t *testing.T) { check(t, ValidateInputsFrom(spec.InputsFrom, spec.InputStrategy, false), "") })
 	t.Run("resolve", func(t *testing.T) {
 		_, err := noCluster.ResolveInputs(context.Background(), spec)
 		check(t, err, "resourceset ns/s: ")

@@ -147,8 +147,7 @@ var fluxOperatorSpecFields = []string{"commonMetadata", "inputStrategy", "inputs
 
 // FluxOperatorSetOf translates the flux-operator ResourceSet rs into the set
 // that takes over its objects (see FluxOperatorSet). A spec field it does not
-// know, an input strategy that keeps empty providers (which the set does
-// not), and a ResourceSet that flux-operator still reconciles are notes; a
+// know and a ResourceSet that flux-operator still reconciles are notes; a
 // duration that does not parse is an error naming the field.
 func FluxOperatorSetOf(rs *unstructured.Unstructured) (*FluxOperatorSet, error) {
 	ref := fmt.Sprintf("flux-operator ResourceSet %s/%s", rs.GetNamespace(), rs.GetName())
@@ -167,10 +166,7 @@ func FluxOperatorSetOf(rs *unstructured.Unstructured) (*FluxOperatorSet, error) 
 		s.CommonMetadata = CommonMetadata{Labels: cm.Labels, Annotations: cm.Annotations}
 	}
 	if st := in.InputStrategy; st != nil {
-		s.InputStrategy = st.Name
-		if st.IncludeEmptyProviders {
-			fo.Notes = append(fo.Notes, "spec.inputStrategy.includeEmptyProviders is not carried over: the set skips the input providers that export no inputs")
-		}
+		s.InputStrategy, s.IncludeEmptyProviders = st.Name, st.IncludeEmptyProviders
 	}
 	for _, r := range in.InputsFrom {
 		s.InputsFrom = append(s.InputsFrom, InputsFrom{APIVersion: r.APIVersion, Kind: r.Kind, Name: r.Name, Selector: r.Selector})

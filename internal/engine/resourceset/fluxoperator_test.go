@@ -75,10 +75,10 @@ spec:
   inputStrategy: {name: Permute, includeEmptyProviders: true}
   newField: {x: 1}
 `,
-		want: &Spec{Name: "apps", Namespace: "ns", TakeOverFrom: []string{kube.TakeOverFluxOperator}, InputStrategy: "Permute",
+		want: &Spec{Name: "apps", Namespace: "ns", TakeOverFrom: []string{kube.TakeOverFluxOperator}, InputStrategy: "Permute", IncludeEmptyProviders: true,
 			Steps: []Step{{Name: "crds", Timeout: 30 * time.Second, ResourcesTemplate: "kind: A"},
 				{Name: "apps", Resources: []map[string]any{{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "c"}}}}}},
-		notes: []string{"includeEmptyProviders is not carried over", "spec.newField is not carried over",
+		notes: []string{"spec.newField is not carried over",
 			"flux-operator still reconciles flux-operator ResourceSet ns/apps: before the apply, disable it (kubectl annotate resourceset apps -n ns fluxcd.controlplane.io/reconcile=disabled)"},
 	}, {
 		name: "a step timeout that is no duration",

@@ -29,8 +29,8 @@ const (
 	// InputStrategyFlatten, the default, concatenates the inputs: the set's
 	// own first, then each provider's, providers sorted by name.
 	InputStrategyFlatten = "Flatten"
-	// InputStrategyPermute (the cartesian product of the sources) is not
-	// implemented yet.
+	// InputStrategyPermute is the cartesian product of the sources: the
+	// set's own inputs and each provider's (permutedInputs).
 	InputStrategyPermute = "Permute"
 )
 
@@ -46,17 +46,14 @@ type InputsFrom struct {
 }
 
 // ValidateInputsFrom reports, without a cluster, the entries of refs that no
-// cluster can make right and an unsupported strategy, as *fielderr.Error
-// joined: on `input_strategy`, on an entry of inputs_from (`inputs_from[1]`),
-// or on its attribute (`inputs_from[1].kind`).
-func ValidateInputsFrom(refs []InputsFrom, strategy string) error {
+// cluster can make right and an unknown strategy, as *fielderr.Error
+// joined: on `input_strategy.name` (or `.include_empty_providers`), on an
+// entry of inputs_from (`inputs_from[1]`), or on its attribute
+// (`inputs_from[1].kind`).
+func ValidateInputsFrom(refs []InputsFrom, strategy string, includeEmpty bool) error {
 	var errs []error
-	switch strategy {
-	case "", InputStrategyFlatten:
-	case InputStrategyPermute:
-		errs = append(errs, fielderr.Errorf("input_strategy", `name "Permute" is not supported yet: only "Flatten" (the default) is`))
-	default:
-		errs = append(errs, fielderr.Errorf("input_strategy", `name must be "Flatten" or "Permute", got %q`, strategy))
+	if err := checkStrategy(strategy, includeEmpty); err != nil {
+		errs = append(errs, err)
 	}
 	for i, r := range refs {
 		at := fielderr.Index("inputs_from", i)
@@ -105,7 +102,7 @@ func (e *Engine) resolveInputs(ctx context.Context, spec *Spec) (*Spec, error) {
 	if len(spec.InputsFrom) == 0 || spec.inputsResolved {
 		return spec, nil
 	}
-	if err := ValidateInputsFrom(spec.InputsFrom, spec.InputStrategy); err != nil {
+	if err := ValidateInputsFrom(spec.InputsFrom, spec.InputStrategy, spec.IncludeEmptyProviders); err != nil {
 		return nil, err
 	}
 	c, err := e.kube.Client()
@@ -142,13 +139,13 @@ func (e *Engine) resolveInputs(ctx context.Context, spec *Spec) (*Spec, error) {
 		}
 	}
 
-	var exported []map[string]any
+	var exported []inputSource
 	for _, name := range slices.Sorted(maps.Keys(providers)) {
 		got, err := ExportedInputs(providers[name])
 		if err != nil {
 			return nil, fielderr.Wrap(fielderr.Index("inputs_from", refIndex(spec, providers[name])), err)
 		}
-		exported = append(exported, got...)
+		exported = append(exported, inputSource{name: name, inputs: got})
 	}
 	c2 := *spec
 	c2.exported = exported

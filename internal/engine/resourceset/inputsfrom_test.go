@@ -32,11 +32,11 @@ func TestValidateInputsFrom_rejectsBadRefsAndStrategies(t *testing.T) {
 		{"api version", []InputsFrom{{APIVersion: "fluxcd.controlplane.io/v1beta1", Name: "a"}}, "", `inputs_from[0].api_version: must be "fluxcd.controlplane.io/v1"`, "inputs_from[0].api_version"},
 		{"bad selector", []InputsFrom{{Selector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "a", Operator: "Near"}}}}}, "",
 			`inputs_from[0].selector: "Near" is not a valid label selector operator`, "inputs_from[0].selector"},
-		{"permute", nil, "Permute", "input_strategy: name \"Permute\" is not supported yet", "input_strategy"},
-		{"unknown strategy", nil, "Zip", "input_strategy: name must be", "input_strategy"},
+		{"permute", []InputsFrom{{Name: "a"}}, "Permute", "", ""},
+		{"unknown strategy", nil, "Zip", `input_strategy.name: must be "Flatten" or "Permute", got "Zip"`, "input_strategy.name"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := ValidateInputsFrom(tc.refs, tc.strategy)
+			err := ValidateInputsFrom(tc.refs, tc.strategy, false)
 			if tc.want == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -50,6 +50,14 @@ func TestValidateInputsFrom_rejectsBadRefsAndStrategies(t *testing.T) {
 				t.Fatalf("error on %q, want %q", got, tc.path)
 			}
 		})
+	}
+	// flux-operator's rule: includeEmptyProviders only with Permute.
+	if err := ValidateInputsFrom(nil, "Permute", true); err != nil {
+		t.Fatal(err)
+	}
+	err := ValidateInputsFrom(nil, "", true)
+	if err == nil || fielderr.PathOf(err) != "input_strategy.include_empty_providers" || !strings.Contains(err.Error(), `applies only to name "Permute"`) {
+		t.Fatalf("include_empty_providers with Flatten: %v", err)
 	}
 }
 
@@ -137,7 +145,11 @@ data:
 		t.Fatal(err)
 	}
 	var tenants []string
-	for _, in := range resolved.combinedInputs() {
+	combined, err := resolved.combinedInputs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range combined {
 		tenants = append(tenants, in["tenant"].(string))
 	}
 	// The set's own inputs, then the providers' sorted by name.

@@ -145,7 +145,10 @@ func render(spec *Spec) ([]*unstructured.Unstructured, []Warning, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	inputs := spec.combinedInputs()
+	inputs, err := spec.combinedInputs()
+	if err != nil {
+		return nil, nil, err
+	}
 	inputIndex := func(i int) int { return i }
 	if len(inputs) == 0 {
 		if len(spec.InputsFrom) > 0 {
@@ -211,18 +214,33 @@ const (
 	ResourceSetKind       = "ResourceSet"
 )
 
-// combinedInputs are the inputs the templates render with, as flux-operator's
-// Flatten strategy combines them: the set's own inputs, each with a
-// `provider` key naming the set (as flux-operator names a ResourceSet, the
-// first of its input providers), then the inputs of InputsFrom once
-// resolved, each naming its ResourceSetInputProvider. The `provider` key
-// replaces one an input has (providerKeyWarnings). The spec's inputs are not
-// changed.
-func (s *Spec) combinedInputs() []map[string]any {
-	if len(s.Inputs) == 0 {
-		return s.exported
+// combinedInputs are the inputs the templates render with, combined by the
+// set's input strategy (an unknown one is an error on
+// `input_strategy.name`). Flatten, the default: the set's own inputs, each
+// with a `provider` key naming the set (as flux-operator names a
+// ResourceSet, the first of its input providers), then the inputs of
+// InputsFrom once resolved, each naming its ResourceSetInputProvider.
+// Permute: the cartesian product of the same sources (permutedInputs). The
+// `provider` key replaces one an input has (providerKeyWarnings). The spec's
+// inputs are not changed.
+func (s *Spec) combinedInputs() ([]map[string]any, error) {
+	if err := checkStrategy(s.InputStrategy, s.IncludeEmptyProviders); err != nil {
+		return nil, err
 	}
-	out := make([]map[string]any, 0, len(s.Inputs)+len(s.exported))
+	if s.InputStrategy == InputStrategyPermute {
+		return permutedInputs(s.sources(), s.IncludeEmptyProviders)
+	}
+	out := s.literalInputs()
+	for _, src := range s.exported {
+		out = append(out, src.inputs...)
+	}
+	return out, nil
+}
+
+// literalInputs are the set's own inputs, each with a `provider` key naming
+// the set.
+func (s *Spec) literalInputs() []map[string]any {
+	out := make([]map[string]any, 0, len(s.Inputs))
 	for _, in := range s.Inputs {
 		in = maps.Clone(in)
 		if in == nil {
@@ -236,7 +254,7 @@ func (s *Spec) combinedInputs() []map[string]any {
 		}
 		out = append(out, in)
 	}
-	return append(out, s.exported...)
+	return out
 }
 
 // providerKeyWarnings warn, on `inputs[N]`, of the inputs of spec whose

@@ -1,6 +1,8 @@
 package resourceset
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -233,5 +235,169 @@ func TestRender_warnsOfLeftOutKustomizations(t *testing.T) {
 	if len(ws) != 1 || ws[0].Path != "resources_template" || ws[0].Summary != "Kustomize file left out" ||
 		!strings.Contains(ws[0].Message, "resources_template renders Kustomization/k of kustomize.config.k8s.io") {
 		t.Fatalf("warnings = %+v", ws)
+	}
+}
+
+// providerSource is a ResourceSetInputProvider's inputs as ResolveInputs
+// reads them (ExportedInputs), for tests that need no cluster.
+func providerSource(t *testing.T, name string, inputs ...map[string]any) inputSource {
+	t.Helper()
+	list := make([]any, len(inputs))
+	for i, in := range inputs {
+		list[i] = in
+	}
+	p := &unstructured.Unstructured{Object: map[string]any{"status": map[string]any{"exportedInputs": list}}}
+	p.SetName(name)
+	p.SetNamespace("flux-system")
+	got, err := ExportedInputs(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return inputSource{name: name, inputs: got}
+}
+
+// TestRender_permuteAgainstFluxOperator: the Permute strategy makes the
+// input sets flux-operator's Permuter makes (internal/inputs, v0.58): the
+// cartesian product of the set's inputs (first) and each provider's (sorted
+// by name), the last source varying fastest, each source's input under its
+// normalized name, and `id` the Adler-32 checksum, in decimal, of the
+// sources' `<key>=<index>` joined by `/` (the ids below were computed
+// outside Go, with Python's zlib.adler32). A source without inputs is
+// skipped, unless include_empty_providers: then nothing renders.
+func TestRender_permuteAgainstFluxOperator(t *testing.T) {
+	const tmpl = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-<< inputs.id >>\n  namespace: default\n" +
+		"data:\n  keys: << keys inputs | sortAlpha | join \",\" | quote >>\n  set: << dig \"apps\" \"tenant\" \"-\" inputs | quote >>\n" +
+		"  setProvider: << dig \"apps\" \"provider\" \"kind\" \"-\" inputs | quote >>\n  git: << dig \"git_tag\" \"tag\" \"-\" inputs | quote >>\n" +
+		"  gitProvider: << dig \"git_tag\" \"provider\" \"name\" \"-\" inputs | quote >>\n  oci: << dig \"oci_tag_v1\" \"digest\" \"-\" inputs | quote >>\n"
+	git := func(t *testing.T) inputSource {
+		return providerSource(t, "git-tag", map[string]any{"id": "g", "tag": "v1"})
+	}
+	oci := func(t *testing.T) inputSource {
+		return providerSource(t, "OCI.tag v1", map[string]any{"id": "o1", "digest": "sha256:a"}, map[string]any{"id": "o2", "digest": "sha256:b"})
+	}
+	type cm struct{ name, keys, set, setProvider, git, gitProvider, oci string }
+	cases := []struct {
+		name         string
+		inputs       []map[string]any
+		providers    func(t *testing.T) []inputSource
+		includeEmpty bool
+		want         []cm
+	}{{
+		name:   "the set's inputs alone",
+		inputs: []map[string]any{{"tenant": "a"}, {"tenant": "b"}},
+		want: []cm{
+			{"cm-138347042", "apps,id", "a", "ResourceSet", "-", "-", "-"},
+			{"cm-138412579", "apps,id", "b", "ResourceSet", "-", "-", "-"},
+		},
+	}, {
+		name:      "the set first, then the providers by name, the last fastest",
+		inputs:    []map[string]any{{"tenant": "a"}, {"tenant": "b"}},
+		providers: func(t *testing.T) []inputSource { return []inputSource{git(t), oci(t)} },
+		want: []cm{
+			{"cm-2604665365", "apps,git_tag,id,oci_tag_v1", "a", "ResourceSet", "v1", "git-tag", "sha256:a"},
+			{"cm-2604730902", "apps,git_tag,id,oci_tag_v1", "a", "ResourceSet", "v1", "git-tag", "sha256:b"},
+			{"cm-2606238230", "apps,git_tag,id,oci_tag_v1", "b", "ResourceSet", "v1", "git-tag", "sha256:a"},
+			{"cm-2606303767", "apps,git_tag,id,oci_tag_v1", "b", "ResourceSet", "v1", "git-tag", "sha256:b"},
+		},
+	}, {
+		name:      "a set without inputs and a provider that exports none are skipped",
+		providers: func(t *testing.T) []inputSource { return []inputSource{git(t), providerSource(t, "empty"), oci(t)} },
+		want: []cm{
+			{"cm-1573914565", "git_tag,id,oci_tag_v1", "-", "-", "v1", "git-tag", "sha256:a"},
+			{"cm-1573980102", "git_tag,id,oci_tag_v1", "-", "-", "v1", "git-tag", "sha256:b"},
+		},
+	}, {
+		name:         "include_empty_providers: a provider that exports none empties the product",
+		inputs:       []map[string]any{{"tenant": "a"}},
+		providers:    func(t *testing.T) []inputSource { return []inputSource{git(t), providerSource(t, "empty")} },
+		includeEmpty: true,
+	}, {
+		name:         "include_empty_providers: so does a set without inputs",
+		providers:    func(t *testing.T) []inputSource { return []inputSource{git(t)} },
+		includeEmpty: true,
+	}}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			spec := &Spec{Name: "apps", Namespace: "flux-system", Inputs: tc.inputs, ResourcesTemplate: tmpl,
+				InputStrategy: InputStrategyPermute, IncludeEmptyProviders: tc.includeEmpty}
+			if tc.providers != nil {
+				spec.InputsFrom = []InputsFrom{{Name: "resolved in the test"}}
+				spec.exported, spec.inputsResolved = tc.providers(t), true
+			}
+			objs, err := Render(spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []cm
+			for _, o := range objs {
+				d, _, _ := unstructured.NestedStringMap(o.Object, "data")
+				got = append(got, cm{o.GetName(), d["keys"], d["set"], d["setProvider"], d["git"], d["gitProvider"], d["oci"]})
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Fatalf("rendered\n %v\nwant\n %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// Without inputs and without inputs_from a Permute set renders everything
+// once, as a Flatten one: flux-operator builds with no input sets.
+func TestRender_permuteWithoutInputsRendersOnce(t *testing.T) {
+	spec := &Spec{Name: "apps", Namespace: "flux-system", InputStrategy: InputStrategyPermute,
+		ResourcesTemplate: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n  namespace: default\ndata:\n  all: << toYaml inputs | quote >>\n"}
+	objs, err := Render(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(objs); got != "ConfigMap/default/cm" {
+		t.Fatalf("rendered %s", got)
+	}
+}
+
+// More input sets than flux-operator allows (10000) fail on
+// input_strategy.name, naming the source that crossed the limit; the same
+// inputs under Flatten render.
+func TestRender_permuteLimit(t *testing.T) {
+	many := func(n int) []map[string]any {
+		out := make([]map[string]any, n)
+		for i := range out {
+			out[i] = map[string]any{"n": fmt.Sprint(i)}
+		}
+		return out
+	}
+	big := inputSource{name: "wide", inputs: many(101)}
+	spec := &Spec{Name: "apps", Namespace: "flux-system", Inputs: many(100), InputStrategy: InputStrategyPermute,
+		InputsFrom: []InputsFrom{{Name: "wide"}}, exported: []inputSource{big}, inputsResolved: true,
+		Resources: []map[string]any{mustMap(t, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-<< inputs.apps.n >>-<< inputs.wide.n >>\n")}}
+	_, err := Render(spec)
+	if err == nil || fielderr.PathOf(err) != "input_strategy.name" ||
+		!strings.Contains(err.Error(), "with the 101 inputs of wide the inputs would make 10100 permutations, more than the 10000 flux-operator allows") {
+		t.Fatalf("error = %v (on %q)", err, fielderr.PathOf(err))
+	}
+	spec.exported = []inputSource{{name: "wide", inputs: many(100)}}
+	objs, err := Render(spec)
+	if err != nil || len(objs) != 10000 {
+		t.Fatalf("10000 permutations: %d objects, %v", len(objs), err)
+	}
+}
+
+func TestRender_unknownStrategy(t *testing.T) {
+	spec := &Spec{Name: "apps", Namespace: "flux-system", InputStrategy: "permute",
+		Resources: []map[string]any{mustMap(t, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n")}}
+	_, err := Render(spec)
+	if err == nil || fielderr.PathOf(err) != "input_strategy.name" || !strings.Contains(err.Error(), `must be "Flatten" or "Permute", got "permute"`) {
+		t.Fatalf("error = %v (on %q)", err, fielderr.PathOf(err))
+	}
+}
+
+// PermuteKey normalizes as flux-operator's NormalizeKeyForTemplate does.
+func TestPermuteKey(t *testing.T) {
+	for in, want := range map[string]string{
+		"apps": "apps", "git-tag": "git_tag", "OCI.tag v1": "oci_tag_v1", "a--b..c": "a_b_c", "-x-": "x",
+		"Tenant_A": "tenant_a", "a+b$c": "abc", "a/b:c": "a_b_c", "__": "",
+	} {
+		if got := PermuteKey(in); got != want {
+			t.Errorf("PermuteKey(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

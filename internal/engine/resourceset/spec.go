@@ -52,14 +52,19 @@ type Spec struct {
 	Inputs []map[string]any
 	// InputsFrom are ResourceSetInputProvider objects whose exported inputs
 	// join Inputs, read from the cluster by ResolveInputs (which Plan, Apply,
-	// Desired and Preview call); InputStrategy is how ("" is Flatten). A set
-	// with InputsFrom and no inputs at all renders no object, as
-	// flux-operator's, rather than everything once.
-	InputsFrom    []InputsFrom
-	InputStrategy string
-	// inputsResolved is true once exported holds the inputs of InputsFrom.
+	// Desired and Preview call); InputStrategy is how ("" is Flatten,
+	// "Permute" the cartesian product of the set's inputs and each
+	// provider's), and IncludeEmptyProviders (Permute only) makes a source
+	// without inputs empty the product rather than be skipped. A set with
+	// InputsFrom and no inputs at all renders no object, as flux-operator's,
+	// rather than everything once.
+	InputsFrom            []InputsFrom
+	InputStrategy         string
+	IncludeEmptyProviders bool
+	// inputsResolved is true once exported holds the inputs of InputsFrom,
+	// provider by provider, sorted by name.
 	inputsResolved bool
-	exported       []map[string]any
+	exported       []inputSource
 	// Resources are manifests whose strings may hold templates.
 	Resources []map[string]any
 	// ResourcesTemplate is a multi-document YAML template rendered once per
