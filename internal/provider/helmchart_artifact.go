@@ -72,7 +72,7 @@ func (s *chartSourceModel) values() []attr.Value {
 	vals := []attr.Value{s.Repository, s.SourcePath, s.Chart, s.Version, s.ValuesFiles, s.IgnoreMissingValuesFiles,
 		s.ReconcileStrategy, s.Username, s.Password, s.CAPEM, s.CertPEM, s.KeyPEM, s.InsecureSkipTLSVerify, s.Insecure, s.PassCredentials}
 	if v := s.Verify; v != nil {
-		vals = append(vals, v.Provider, v.PublicKeys)
+		vals = append(vals, v.Provider, v.PublicKeys, v.TrustPolicyJSON, v.CACertificates)
 		for _, id := range v.MatchOIDCIdentity {
 			vals = append(vals, id.Issuer, id.Subject)
 		}
@@ -97,9 +97,10 @@ func (s *chartSourceModel) changedFrom(other *chartSourceModel) bool {
 type helmChartArtifactModel struct {
 	ID types.String `tfsdk:"id"`
 	chartSourceModel
-	// SourceRoot is the artifact's own: the release's inline chart block has
-	// no source root.
+	// SourceRoot and Suspend are the artifact's own: the release's inline
+	// chart block has neither.
 	SourceRoot types.String `tfsdk:"source_root"`
+	Suspend    types.Bool   `tfsdk:"suspend"`
 
 	ChartName           types.String `tfsdk:"chart_name"`
 	ChartVersion        types.String `tfsdk:"chart_version"`
@@ -118,6 +119,8 @@ type verifyModel struct {
 	Provider          types.String    `tfsdk:"provider"`
 	PublicKeys        types.List      `tfsdk:"public_keys"`
 	MatchOIDCIdentity []identityModel `tfsdk:"match_oidc_identity"`
+	TrustPolicyJSON   types.String    `tfsdk:"trust_policy_json"`
+	CACertificates    types.Map       `tfsdk:"ca_certificates"`
 }
 
 type identityModel struct {
@@ -163,16 +166,45 @@ func (r *helmChartArtifactResource) ValidateConfig(ctx context.Context, req reso
 		}
 	}
 	if v := m.Verify; v != nil {
-		if repoKnown && !strings.HasPrefix(m.Repository.ValueString(), "oci://") {
-			resp.Diagnostics.AddAttributeError(path.Root("verify"), "Nothing to verify",
-				"Helm repositories (https://) serve no signatures stevedore can verify; cosign verification needs an oci:// repository")
-		}
-		if !m.SourcePath.IsNull() {
-			resp.Diagnostics.AddAttributeError(path.Root("verify"), "Nothing to verify",
-				"a local chart directory carries no signature; cosign verification needs an oci:// repository")
+		validateVerify(v, m.Repository, m.SourcePath, &resp.Diagnostics)
+	}
+	validateArtifactPaths(ctx, &m, &resp.Diagnostics)
+}
+
+// validateVerify checks the verify block against its chart source and its
+// provider: the attributes of one provider are errors under the other, and
+// notation needs its trust policy and CA certificates. The attribute
+// validators check each value alone (a key, a trust policy, a certificate).
+func validateVerify(v *verifyModel, repository, sourcePath types.String, diags *diag.Diagnostics) {
+	at := path.Root("verify")
+	provider := v.Provider.ValueString()
+	if v.Provider.IsNull() {
+		provider = chart.VerifyProviderCosign
+	}
+	if !repository.IsNull() && !repository.IsUnknown() && !strings.HasPrefix(repository.ValueString(), "oci://") {
+		diags.AddAttributeError(at, "Nothing to verify",
+			fmt.Sprintf("Helm repositories (https://) serve no signatures stevedore can verify; %s verification needs an oci:// repository", provider))
+	}
+	if !sourcePath.IsNull() {
+		diags.AddAttributeError(at, "Nothing to verify",
+			fmt.Sprintf("a local chart directory carries no signature; %s verification needs an oci:// repository", provider))
+	}
+	if v.Provider.IsUnknown() {
+		return
+	}
+	switch provider {
+	case chart.VerifyProviderCosign:
+		for _, a := range []struct {
+			name string
+			v    attr.Value
+		}{{"trust_policy_json", v.TrustPolicyJSON}, {"ca_certificates", v.CACertificates}} {
+			if name := a.name; !a.v.IsNull() {
+				diags.AddAttributeError(at.AtName(name), "Notation attribute with cosign",
+					fmt.Sprintf("verify.%s is notation's: set verify.provider = \"notation\" to verify Notation signatures, or leave it out for cosign", name))
+			}
 		}
 		if v.PublicKeys.IsNull() && v.MatchOIDCIdentity == nil {
-			resp.Diagnostics.AddAttributeWarning(path.Root("verify").AtName("match_oidc_identity"), noIdentitySummary, noIdentityDetail)
+			diags.AddAttributeWarning(at.AtName("match_oidc_identity"), noIdentitySummary, noIdentityDetail)
 		}
 		// A key that is not one fails here, before any request (the keys
 		// that are still unknown are checked again before the pull).
@@ -182,12 +214,34 @@ func (r *helmChartArtifactResource) ValidateConfig(ctx context.Context, req reso
 				continue
 			}
 			if err := chart.CheckPublicKey([]byte(key.ValueString())); err != nil {
-				resp.Diagnostics.AddAttributeError(path.Root("verify").AtName("public_keys").AtListIndex(i), "Invalid public key",
+				diags.AddAttributeError(at.AtName("public_keys").AtListIndex(i), "Invalid public key",
 					fmt.Sprintf("verify.public_keys[%d]: %v", i, err))
 			}
 		}
+	case chart.VerifyProviderNotation:
+		if !v.PublicKeys.IsNull() {
+			diags.AddAttributeError(at.AtName("public_keys"), "cosign attribute with notation",
+				"verify.public_keys is cosign's: Notation verifies against verify.trust_policy_json and verify.ca_certificates")
+		}
+		if v.MatchOIDCIdentity != nil {
+			diags.AddAttributeError(at.AtName("match_oidc_identity"), "cosign attribute with notation",
+				"verify.match_oidc_identity is cosign's: Notation's trusted identities are in the trust policy (trust_policy_json)")
+		}
+		if v.TrustPolicyJSON.IsNull() {
+			diags.AddAttributeError(at.AtName("trust_policy_json"), "Missing trust policy",
+				"notation verification needs verify.trust_policy_json, the trust policy document (the trustpolicy.json key of Flux's Secret)")
+		} else if !v.TrustPolicyJSON.IsUnknown() {
+			if _, cleaned, err := chart.ParseTrustPolicy([]byte(v.TrustPolicyJSON.ValueString())); err == nil && len(cleaned) > 0 {
+				diags.AddAttributeWarning(at.AtName("trust_policy_json"), "Trust stores of a skip statement ignored",
+					fmt.Sprintf("trust policy statements %s are at level skip but name trust stores or trusted identities: those are ignored, "+
+						"as source-controller ignores them, and charts in their scopes are used unverified", strings.Join(cleaned, ", ")))
+			}
+		}
+		if v.CACertificates.IsNull() {
+			diags.AddAttributeError(at.AtName("ca_certificates"), "Missing CA certificates",
+				"notation verification needs verify.ca_certificates, the trust store's CA certificates (the *.crt and *.pem keys of Flux's Secret)")
+		}
 	}
-	validateArtifactPaths(ctx, &m, &resp.Diagnostics)
 }
 
 const (
@@ -297,6 +351,15 @@ func (v *verifyModel) verify(b *specBuilder) *chart.Verify {
 	for _, k := range b.strings("public_keys", v.PublicKeys) {
 		out.PublicKeys = append(out.PublicKeys, []byte(k))
 	}
+	if p := b.str("trust_policy_json", v.TrustPolicyJSON); p != "" {
+		out.TrustPolicy = []byte(p)
+	}
+	for k, c := range b.stringMap("ca_certificates", v.CACertificates) {
+		if out.CACerts == nil {
+			out.CACerts = map[string][]byte{}
+		}
+		out.CACerts[k] = []byte(c)
+	}
 	for i, id := range v.MatchOIDCIdentity {
 		ib := b.under(fielderr.Index("match_oidc_identity", i))
 		out.Identities = append(out.Identities, chart.Identity{Issuer: ib.str("issuer", id.Issuer), Subject: ib.str("subject", id.Subject)})
@@ -367,6 +430,10 @@ func (r *helmChartArtifactResource) ModifyPlan(ctx context.Context, req resource
 			return
 		}
 	}
+	if plan.Suspend.ValueBool() {
+		r.planSuspended(ctx, &plan, state, spec, resp)
+		return
+	}
 	e := r.engine()
 	resolved, err := e.Resolve(ctx, spec)
 	var kept *chart.Resolved
@@ -410,6 +477,10 @@ func (r *helmChartArtifactResource) ModifyPlan(ctx context.Context, req resource
 			for _, w := range a.Warnings {
 				resp.Diagnostics.AddWarning("Chart cache not used", about(artifactKind, sourceID(spec), "%s", w))
 			}
+			if a.Unverified != "" {
+				resp.Diagnostics.AddAttributeWarning(path.Root("verify"), "Chart used unverified",
+					about(artifactKind, sourceID(spec), "%s: the chart is used with verified = false, as source-controller uses it", a.Unverified))
+			}
 			resp.Diagnostics.Append(plan.setArtifact(sourceID(spec), a)...)
 			plan.Path = types.StringUnknown()
 			plan.URL = types.StringUnknown()
@@ -446,6 +517,41 @@ func (r *helmChartArtifactResource) ModifyPlan(ctx context.Context, req resource
 	plan.ObservedValuesFiles = types.ListUnknown(types.StringType)
 	plan.Verified = types.BoolUnknown()
 	resp.Diagnostics.Append(resp.Plan.Set(ctx, &plan)...)
+}
+
+// planSuspended plans a suspended artifact, as source-controller leaves a
+// suspended HelmChart's artifact: it keeps its version, digest and archive.
+// A newer version in range is not taken, and the plan says which one was
+// skipped. An artifact is built before it can be suspended, and its source
+// does not change while it is (the state would record a source that was
+// never built).
+func (r *helmChartArtifactResource) planSuspended(ctx context.Context, plan, state *helmChartArtifactModel, spec chart.Spec, resp *resource.ModifyPlanResponse) {
+	id := sourceID(spec)
+	switch {
+	case state == nil:
+		resp.Diagnostics.AddAttributeError(path.Root("suspend"), "Cannot create a suspended artifact",
+			about(artifactKind, id, "a suspended artifact keeps the chart it has, and a new one has none: create it with suspend unset"))
+		return
+	case plan.changedFrom(&state.chartSourceModel) || !plan.SourceRoot.Equal(state.SourceRoot):
+		resp.Diagnostics.AddAttributeError(path.Root("suspend"), "Cannot change a suspended artifact",
+			about(artifactKind, id, "the chart's source or verification changed, which a suspended artifact does not build: "+
+				"unset suspend to apply the change"))
+		return
+	}
+	kept := state.ChartVersion.ValueString()
+	if resolved, err := r.engine().Resolve(ctx, spec); err == nil {
+		switch {
+		case resolved.Version != kept:
+			resp.Diagnostics.AddAttributeWarning(path.Root("chart_version"), "Chart version skipped",
+				about(artifactKind, id, "suspend is set: version %s in range was not taken; the artifact keeps %s", resolved.Version, kept))
+		case spec.SourcePath != "" && resolved.Revision != state.Revision.ValueString():
+			resp.Diagnostics.AddAttributeWarning(path.Root("revision"), "Chart revision skipped",
+				about(artifactKind, id, "suspend is set: revision %s of the chart directory was not built; the artifact keeps %s",
+					resolved.Revision, state.Revision.ValueString()))
+		}
+	}
+	plan.copyComputed(state)
+	resp.Diagnostics.Append(resp.Plan.Set(ctx, plan)...)
 }
 
 // keptVersion is what a plan resolves when the chart source cannot be

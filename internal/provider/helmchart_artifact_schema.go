@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
@@ -124,6 +125,14 @@ func helmChartArtifactSchema() schema.Schema {
 				Description: "Send the credentials to chart URLs on another host than the repository's.",
 			},
 
+			"suspend": schema.BoolAttribute{
+				Optional: true,
+				Description: "Flux's `spec.suspend`: the artifact keeps its chart version, digest and archive, and a new version in " +
+					"range (or, for `source_path`, a new revision) is not taken; the plan warns which one was skipped. Unset it to " +
+					"take the newest again. An artifact is built before it can be suspended, and its source and `verify` cannot " +
+					"change while it is. Destroy removes the archive as without it.",
+			},
+
 			"chart_name":    computedStr("Name of the chart, from Chart.yaml."),
 			"chart_version": computedStr("Version the constraint resolved to. Known at plan time: a new version in range shows as a change."),
 			"app_version":   computedStr("appVersion of the chart."),
@@ -145,28 +154,57 @@ func helmChartArtifactSchema() schema.Schema {
 		},
 		Blocks: map[string]schema.Block{
 			"verify": schema.SingleNestedBlock{
-				Description: "Verify the chart's cosign signature (OCI charts only: Helm repositories have no signatures to " +
-					"verify). With `public_keys`, offline and any key that verifies passes; without, keyless against " +
-					"`match_oidc_identity` through Fulcio and Rekor; without `match_oidc_identity` too, a signature by any " +
-					"identity Fulcio certified passes, as in Flux. A failed verification stores nothing.",
+				Description: "Verify the chart's signature before it is used (OCI charts only: Helm repositories have no signatures " +
+					"to verify), at plan, as Flux's HelmChart `spec.verify` does. A failed verification is a plan error that names the " +
+					"chart's reference, and stores nothing; an archive in the cache counts as verified only for the key material it " +
+					"passed with. With `provider = \"cosign\"` (the default): with `public_keys`, offline and any key that verifies " +
+					"passes; without, keyless against `match_oidc_identity` through Fulcio and Rekor; without `match_oidc_identity` " +
+					"too, a signature by any identity Fulcio certified passes, as in Flux. With `provider = \"notation\"`: the " +
+					"Notation signatures of the chart's manifest are checked against `trust_policy_json` and `ca_certificates`, the " +
+					"keys of the Secret a Flux HelmChart's `spec.verify.secretRef` names (read it with a data source, or hold them in " +
+					"the configuration).",
 				Attributes: map[string]schema.Attribute{
 					"provider": schema.StringAttribute{
 						Optional:    true,
-						Description: "Verification provider; `cosign`, the only one, when omitted.",
-						Validators:  []validator.String{stringvalidator.OneOf("cosign")},
+						Description: "Verification provider: `cosign` (when omitted) or `notation`.",
+						Validators:  []validator.String{stringvalidator.OneOf(chart.VerifyProviders...)},
 					},
 					"public_keys": schema.ListAttribute{
 						Optional:    true,
 						ElementType: types.StringType,
-						Description: "PEM cosign public keys, tried in turn.",
+						Description: "cosign: PEM public keys, tried in turn.",
 						Validators: []validator.List{
 							listvalidator.SizeAtLeast(1),
 							listvalidator.ConflictsWith(path.MatchRelative().AtParent().AtName("match_oidc_identity")),
 						},
 					},
+					"trust_policy_json": schema.StringAttribute{
+						Optional: true,
+						Description: "notation: the trust policy document, JSON (the `trustpolicy.json` key of Flux's Secret): inline " +
+							"(`jsonencode({...})`) or from a file (`file(\"trustpolicy.json\")`). The statement whose `registryScopes` " +
+							"names the chart's repository (`<host>/<path>/<chart>`), else the `*` statement, applies: at level `strict` " +
+							"or `permissive` a chart without a signature from a trusted CA is a plan error; at `audit` a signature that " +
+							"fails authenticity, and at `skip` any chart, is used with `verified = false` and a warning, as " +
+							"source-controller does. A statement at `skip` that names trust stores or identities has them dropped, as " +
+							"source-controller drops them. Checked at validate against the Notary Project's rules.",
+						Validators: []validator.String{trustPolicyValidator},
+					},
+					"ca_certificates": schema.MapAttribute{
+						Optional:    true,
+						ElementType: types.StringType,
+						Description: "notation: the trust store's CA certificates (PEM or DER), keyed by their names in Flux's Secret, each " +
+							"ending in `.crt` or `.pem` (`{ \"ca.crt\" = file(\"ca.crt\") }`). Every certificate is in every trust " +
+							"store the trust policy names (`ca:<name>`, `signingAuthority:<name>`), as in source-controller.",
+						Validators: []validator.Map{
+							mapvalidator.SizeAtLeast(1),
+							mapvalidator.KeysAre(stringvalidator.RegexMatches(regexp.MustCompile(`\.(crt|pem)$`),
+								"must end in .crt or .pem, as a CA certificate's key in Flux's Secret")),
+							mapvalidator.ValueStringsAre(caCertificateValidator),
+						},
+					},
 					"match_oidc_identity": schema.ListNestedAttribute{
 						Optional:    true,
-						Description: "Keyless identities; any one that matches passes. Without it, any identity passes.",
+						Description: "cosign: keyless identities; any one that matches passes. Without it (and without `public_keys`), any identity passes.",
 						Validators:  []validator.List{listvalidator.SizeAtLeast(1)},
 						NestedObject: schema.NestedAttributeObject{
 							Attributes: map[string]schema.Attribute{
@@ -204,6 +242,30 @@ func (constraintValidator) ValidateString(_ context.Context, req validator.Strin
 	}
 	if err := chart.ValidateConstraint(req.ConfigValue.ValueString()); err != nil {
 		resp.Diagnostics.AddAttributeError(req.Path, "Invalid version constraint", err.Error())
+	}
+}
+
+// trustPolicyValidator rejects, at validate, a Notation trust policy that
+// does not parse or breaks the Notary Project's rules.
+var trustPolicyValidator = namedCheck{stringCheck{desc: "must be a Notation trust policy document (trustpolicy.json)", summary: "Invalid trust policy",
+	check: func(s string) error { _, _, err := chart.ParseTrustPolicy([]byte(s)); return err }}}
+
+// caCertificateValidator rejects, at validate, a CA certificate that is not
+// one.
+var caCertificateValidator = namedCheck{stringCheck{desc: "must be a PEM or DER X.509 certificate", summary: "Invalid CA certificate",
+	check: func(s string) error { _, err := chart.ParseCACertificate([]byte(s)); return err }}}
+
+// namedCheck is a stringCheck whose message starts with the attribute's
+// path (`verify.ca_certificates["ca.crt"]: ...`), since the CLIs print none,
+// and the value, long and perhaps sensitive, is not worth repeating.
+type namedCheck struct{ stringCheck }
+
+func (v namedCheck) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	if err := v.check(req.ConfigValue.ValueString()); err != nil {
+		resp.Diagnostics.AddAttributeError(req.Path, v.summary, fmt.Sprintf("%s: %s: %v", req.Path, v.desc, err))
 	}
 }
 

@@ -294,6 +294,9 @@ func (r *helmReleaseResource) inlineArtifact(ctx context.Context, id string, csp
 	for _, w := range a.Warnings {
 		diags.AddAttributeWarning(path.Root("chart"), "Chart cache not used", about(release.Kind, id, "%s", w))
 	}
+	if a.Unverified != "" {
+		diags.AddAttributeWarning(path.Root("chart").AtName("verify"), "Chart used unverified", about(release.Kind, id, "%s", a.Unverified))
+	}
 	return a, nil
 }
 

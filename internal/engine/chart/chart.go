@@ -28,9 +28,15 @@ const (
 	StrategyRevision     = "Revision"
 )
 
-// VerifyProviderCosign is the one verification provider, and the default of a
-// Verify that names none.
-const VerifyProviderCosign = "cosign"
+// The verification providers, as Flux's HelmChart names them: cosign is the
+// default of a Verify that names none.
+const (
+	VerifyProviderCosign   = "cosign"
+	VerifyProviderNotation = "notation"
+)
+
+// VerifyProviders are the providers Validate accepts.
+var VerifyProviders = []string{VerifyProviderCosign, VerifyProviderNotation}
 
 // DefaultVersion is the version constraint of a spec that sets none: the
 // highest stable version.
@@ -83,15 +89,24 @@ type Identity struct {
 	Subject string
 }
 
-// Verify asks for a cosign verification of an OCI chart.
+// Verify asks for a signature verification of an OCI chart, with cosign or
+// Notation.
 type Verify struct {
-	// Provider must be "cosign" (VerifyProviderCosign); empty means it.
+	// Provider is VerifyProviderCosign (empty means it) or
+	// VerifyProviderNotation.
 	Provider string
 	// PublicKeys are PEM public keys; any one that verifies passes. Without
 	// keys, verification is keyless against Identities, any one of which may
 	// match; none accepts any identity Fulcio certified, as Flux does.
+	// Cosign only.
 	PublicKeys [][]byte
 	Identities []Identity
+	// TrustPolicy is a Notation trust policy document (the `trustpolicy.json`
+	// key of Flux's Secret), and CACerts the trust store's CA certificates,
+	// PEM or DER, by their keys in that Secret (each ending in `.crt` or
+	// `.pem`). Notation only.
+	TrustPolicy []byte
+	CACerts     map[string][]byte
 }
 
 // Spec describes one chart artifact.
@@ -210,11 +225,22 @@ func (s *Spec) Validate() error {
 		}
 	}
 	if v := s.Verify; v != nil {
-		if v.Provider != VerifyProviderCosign {
-			errs = append(errs, fmt.Errorf("verify.provider: %q is not supported: use cosign", v.Provider))
-		}
-		if s.Kind() != SourceOCI {
-			errs = append(errs, errors.New("verify: only OCI charts carry signatures; a Helm repository or directory has none to verify"))
+		errs = append(errs, s.validateVerify(v)...)
+	}
+	return errors.Join(errs...)
+}
+
+// validateVerify checks the verify block: a known provider, an OCI chart,
+// and the provider's own material, which must parse.
+func (s *Spec) validateVerify(v *Verify) []error {
+	var errs []error
+	if s.Kind() != SourceOCI {
+		errs = append(errs, fieldErr("verify", fmt.Errorf("only OCI charts carry signatures; a Helm repository or directory has none to verify with %s", v.Provider)))
+	}
+	switch v.Provider {
+	case VerifyProviderCosign:
+		if len(v.TrustPolicy) > 0 || len(v.CACerts) > 0 {
+			errs = append(errs, fieldErr("verify", errors.New("trust_policy_json and ca_certificates are notation's: set provider = \"notation\", or verify with public_keys or match_oidc_identity")))
 		}
 		if len(v.PublicKeys) > 0 && len(v.Identities) > 0 {
 			errs = append(errs, errors.New("verify: public_keys and match_oidc_identity are mutually exclusive"))
@@ -224,8 +250,12 @@ func (s *Spec) Validate() error {
 				errs = append(errs, elemErr("verify.public_keys", i, err))
 			}
 		}
+	case VerifyProviderNotation:
+		errs = append(errs, validateNotation(v)...)
+	default:
+		errs = append(errs, fieldErr("verify.provider", fmt.Errorf("%q is not supported: use %s", v.Provider, strings.Join(VerifyProviders, " or "))))
 	}
-	return errors.Join(errs...)
+	return errs
 }
 
 // fromSourceRoot reports whether SourcePath and ValuesFiles are relative to
@@ -299,7 +329,12 @@ type Artifact struct {
 	// ObservedValuesFiles are the values files merged, in order.
 	ObservedValuesFiles []string
 	// Verified is true when a signature was checked and matched.
-	Verified       bool
+	Verified bool
+	// Unverified, with a verification asked for and Verified false, says
+	// why the chart is used unverified: a Notation trust policy statement
+	// that skips verification, or only logs a failed authenticity check
+	// (source-controller's "ignored" result).
+	Unverified     string
 	SourceRevision string
 	// Warnings say what was wrong with the cache on the way (a damaged
 	// archive fetched again, a cache directory that cannot be written).

@@ -205,6 +205,14 @@ func (e *Engine) buildOCI(ctx context.Context, spec *Spec) (*Artifact, []byte, e
 		// Verify the manifest that was pulled, by digest, not the tag that
 		// may have moved since.
 		signed := repo.chartRef(spec.Chart) + "@" + manifestDigest
+		if spec.Verify.Provider == VerifyProviderNotation {
+			verdict, err := verifyNotation(ctx, spec.Verify, signed, repo.plainHTTP, spec.Auth)
+			if err != nil {
+				return nil, nil, fmt.Errorf("chart '%s' version '%s': %w", spec.Chart, spec.Version, err)
+			}
+			a.Verified, a.Unverified = verdict.Verified, verdict.Reason
+			return a, out, nil
+		}
 		if err := verifyCosign(ctx, spec.Verify, signed, repo.plainHTTP, spec.Auth); err != nil {
 			return nil, nil, fmt.Errorf("chart '%s' version '%s': %w", spec.Chart, spec.Version, err)
 		}

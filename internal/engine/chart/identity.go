@@ -1,6 +1,7 @@
 package chart
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -130,14 +131,33 @@ func normaliseRepoURL(s string) (string, error) {
 }
 
 // verifyFingerprint identifies the key material of a verification: the
-// provider, the public keys and the identities, as configured (any one key
-// or identity of the set passes, so the set is what was checked).
+// provider, and for cosign the public keys and the identities, as configured
+// (any one key or identity of the set passes, so the set is what was
+// checked); for Notation the trust policy (its JSON without insignificant
+// white space) and the CA certificates (their contents, whatever their keys).
 func verifyFingerprint(v *Verify) string {
 	if v == nil {
 		return ""
 	}
 	h := sha256.New()
 	fmt.Fprintf(h, "provider\x00%s\n", v.Provider)
+	if v.Provider == VerifyProviderNotation {
+		var policy bytes.Buffer
+		if json.Compact(&policy, v.TrustPolicy) != nil {
+			policy.Reset()
+			policy.Write(bytes.TrimSpace(v.TrustPolicy))
+		}
+		fmt.Fprintf(h, "trustpolicy\x00%d\x00%s\n", policy.Len(), policy.Bytes())
+		certs := make([]string, 0, len(v.CACerts))
+		for _, c := range v.CACerts {
+			certs = append(certs, strings.TrimSpace(string(c)))
+		}
+		slices.Sort(certs)
+		for _, c := range certs {
+			fmt.Fprintf(h, "ca\x00%d\x00%s\n", len(c), c)
+		}
+		return "sha256:" + hex.EncodeToString(h.Sum(nil))
+	}
 	keys := make([]string, 0, len(v.PublicKeys))
 	for _, k := range v.PublicKeys {
 		keys = append(keys, strings.TrimSpace(string(k)))

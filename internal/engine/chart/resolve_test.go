@@ -134,7 +134,8 @@ func TestSpecValidate_rejectsInvalidCombinations(t *testing.T) {
 		{Spec{Repository: "https://x", Chart: "a", ValuesFiles: []string{"../x.yaml"}}, "outside the chart source"},
 		{Spec{Repository: "https://x", Chart: "a", ValuesFiles: []string{"/etc/x.yaml"}}, "must be relative"},
 		{Spec{Repository: "https://x", Chart: "a", Verify: &Verify{Provider: "cosign"}}, "only OCI charts carry signatures"},
-		{Spec{Repository: "oci://x/c", Chart: "a", Verify: &Verify{Provider: "notation"}}, "not supported: use cosign"},
+		{Spec{Repository: "oci://x/c", Chart: "a", Verify: &Verify{Provider: "sigstore"}}, `"sigstore" is not supported: use cosign or notation`},
+		{Spec{Repository: "oci://x/c", Chart: "a", Verify: &Verify{Provider: "notation"}}, "notation verification needs the trust policy document"},
 		{Spec{Repository: "https://x", Chart: "a", ReconcileStrategy: "Revision"}, "Revision applies to source_path only"},
 		{Spec{SourcePath: ".", ReconcileStrategy: "Often"}, "is not one of ChartVersion, Revision"},
 	}
