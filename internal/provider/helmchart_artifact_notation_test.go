@@ -295,8 +295,8 @@ resource "stevedore_helmrelease" "podinfo" {
 					Check: installed("1.2.0"),
 				},
 				{
-					Config:      elsewhere,
-					PlanOnly:    true,
+					Config:   elsewhere,
+					PlanOnly: true,
 					ExpectError: errorSaying("chart 'podinfo' version '1.2.0'", "no trust policy statement applies to '"+scope+"@sha256:",
 						"has no applicable trust policy statement"),
 				},
@@ -309,10 +309,10 @@ resource "stevedore_helmrelease" "podinfo" {
 						plancheck.ExpectResourceAction("stevedore_helmrelease.podinfo", plancheck.ResourceActionNoop),
 						expectWarning(rec, "Chart used unverified", regexp.MustCompile(`^helmchart_artifact .*`+
 							regexp.QuoteMeta("trust policy statement 'lax' (level skip) skips signature verification of '"+scope+"@sha256:")+
-								`[0-9a-f]{64}'`)),
+							`[0-9a-f]{64}'`)),
 						expectWarning(rec, "Chart used unverified", regexp.MustCompile(`^helmrelease .*/inline: `+
 							regexp.QuoteMeta("trust policy statement 'lax' (level skip) skips signature verification of '"+scope+"@sha256:")+
-								`[0-9a-f]{64}'`)))},
+							`[0-9a-f]{64}'`)))},
 					Check: installed("1.2.0"),
 				},
 			},
