@@ -37,8 +37,12 @@ func planApplyMethod(m *helmReleaseModel, from string, p *release.Plan, diags *d
 				listOrNone(pv.Migrated, "no object (none has client-side fields of the field manager)")))
 	}
 	if len(pv.Conflicts) > 0 {
+		actionWord := "upgrade"
+		if from == "" {
+			actionWord = "install"
+		}
 		diags.AddWarning("Apply takes fields from other field managers",
-			about(release.Kind, id, "the upgrade's server-side apply forces these fields, owned by other field managers, "+
+			about(release.Kind, id, "the "+actionWord+"'s server-side apply forces these fields, owned by other field managers, "+
 				"to the chart's values (their changes are in `changes`): %s. Whoever else writes them (a controller, "+
 				"kubectl) will see them changed back; set them through the chart's values, or leave them out of the chart.",
 				conflictList(pv.Conflicts)))

@@ -380,3 +380,48 @@ func TestAccHelmRelease_fluxFieldsBadInput(t *testing.T) {
 		}
 	})
 }
+
+// TestAccHelmRelease_takeOwnershipWithChartCRDs: a chart whose crds/ installs
+// the kind of one of its objects (the Gadget: the cluster does not serve it
+// before the install) is checked like any other. Another Helm release's
+// ConfigMap in the chart's way fails the plan, naming it and its owner, and
+// nothing is written: the ConfigMap keeps its owner and data, no release is
+// stored. The unknown kind once made the check give up on every object, and
+// the install then took the other release's ConfigMap.
+func TestAccHelmRelease_takeOwnershipWithChartCRDs(t *testing.T) {
+	t.Parallel()
+	accTestEach(t, func(t *testing.T) resource.TestCase {
+		ns := uniqueNamespace(t, "hr-takecrd")
+		cacheDir := t.TempDir()
+		chartDir := chartCopy(t, "1.0.0")
+		gadgetChart(t, chartDir, ns+".stevedore.dev")
+		testenv.WriteFiles(t, chartDir, map[string]string{
+			"templates/others.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: others\ndata:\n  from: chart\n"})
+		others := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "others", Namespace: ns,
+			Labels:      map[string]string{"app.kubernetes.io/managed-by": "Helm"},
+			Annotations: map[string]string{"meta.helm.sh/release-name": "someone-else", "meta.helm.sh/release-namespace": ns}},
+			Data: map[string]string{"from": "someone-else"}}
+		config := releaseConfig(cacheDir, chartDir, ns, "  values = { phase = \"Ready\" }\n  install {\n    take_ownership = true\n  }\n")
+		return resource.TestCase{Steps: []resource.TestStep{
+			{
+				PreConfig:   func() { putObject(t, others) },
+				Config:      config,
+				PlanOnly:    true,
+				ExpectError: wrapped(`install\.take_ownership takes only objects that belong to no release.*ConfigMap/` + ns + `/others belongs to Helm release ` + ns + `/someone-else`),
+			},
+			{
+				PreConfig: func() {
+					owner, err := objectField(t, "v1", "ConfigMap", ns, "others", "metadata", "annotations", "meta.helm.sh/release-name")
+					from, _ := objectField(t, "v1", "ConfigMap", ns, "others", "data", "from")
+					if err != nil || owner != "someone-else" || from != "someone-else" {
+						t.Errorf("the other release's ConfigMap was written: release-name %q, data.from %q (%v)", owner, from, err)
+					}
+					if got := storedRevisions(t, ns, "podinfo"); len(got) > 0 {
+						t.Errorf("a refused install stored %v", got)
+					}
+				},
+				Config: providerBlock(""),
+			},
+		}}
+	})
+}

@@ -112,7 +112,16 @@ func (r *request) preview(ctx context.Context, act Action, s releaseState) (*Pre
 	}
 	if err != nil {
 		if kube.IsNoKindMatch(err) {
-			return unknownKinds(r.chart.CRDObjects(), err), nil
+			// The objects of the kinds the cluster serves can still be
+			// taken (take_ownership): the plan lists them, or fails on one
+			// another owner holds, as it does without custom kinds.
+			taken, terr := r.takeovers(ctx, act, s)
+			if terr != nil {
+				return nil, terr
+			}
+			p := unknownKinds(r.chart.CRDObjects(), err)
+			p.Taken = taken
+			return p, nil
 		}
 		if act == ActionInstall && strings.Contains(err.Error(), "invalid ownership metadata") && r.ownObjectsOfAnotherRelease(ctx, cfg, s) {
 			// The objects belong to a release of this same resource under

@@ -7,7 +7,9 @@ import (
 	"strings"
 
 	"helm.sh/helm/v4/pkg/action"
+	helmrelease "helm.sh/helm/v4/pkg/release/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -105,9 +107,9 @@ func (r *actionRequest) takeovers(ctx context.Context, act Action, s releaseStat
 	if err != nil {
 		return nil, err
 	}
-	objs, err := driftObjects(rel, mapper)
+	objs, err := takeoverCandidates(rel, mapper)
 	if err != nil {
-		return nil, nil // as above: the action reports what does not build
+		return nil, err
 	}
 	current := map[string]bool{}
 	if act != ActionInstall && s.rls != nil {
@@ -152,6 +154,35 @@ func (r *actionRequest) takeovers(ctx context.Context, act Action, s releaseStat
 		return nil, &TakeOwnershipError{Action: action, Owned: owned}
 	}
 	return taken, nil
+}
+
+// takeoverCandidates are the objects of rel's manifest that can exist in the
+// cluster: those of the kinds it serves, each in its namespace. An object of
+// a kind the cluster does not serve (a custom resource whose
+// CustomResourceDefinition the chart's crds/ installs first) cannot exist
+// yet: there is nothing of it to take, or to refuse. The other objects are
+// still checked: one kind the mapper does not know must not hide another
+// owner's ConfigMap.
+func takeoverCandidates(rel *helmrelease.Release, mapper meta.RESTMapper) ([]*unstructured.Unstructured, error) {
+	objs, err := kube.ReadObjects(rel.Manifest)
+	if err != nil {
+		return nil, fmt.Errorf("read the manifest to install: %w", err)
+	}
+	out := make([]*unstructured.Unstructured, 0, len(objs))
+	for _, obj := range objs {
+		namespaced, err := isNamespacedKind(mapper, obj.GroupVersionKind())
+		if kube.IsNoKindMatch(err) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", kube.Describe(obj), err)
+		}
+		if namespaced && obj.GetNamespace() == "" {
+			obj.SetNamespace(rel.Namespace)
+		}
+		out = append(out, obj)
+	}
+	return out, nil
 }
 
 // ownerOf is the owner of live, nil when it is this release's (its Helm
