@@ -138,23 +138,7 @@ func TestAccHelmRelease_installStrategyRetryOnFailure(t *testing.T) {
 func gadgetChart(t *testing.T, chartDir, group string) {
 	t.Helper()
 	testenv.WriteFiles(t, chartDir, map[string]string{
-		"crds/gadgets.yaml": `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: gadgets.` + group + `
-spec:
-  group: ` + group + `
-  names: {kind: Gadget, plural: gadgets, singular: gadget}
-  scope: Namespaced
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        x-kubernetes-preserve-unknown-fields: true
-`,
+		"crds/gadgets.yaml": testenv.GadgetCRD(group),
 		"templates/gadget.yaml": `{{- if .Values.phase }}
 apiVersion: ` + group + `/v1
 kind: Gadget

@@ -127,3 +127,27 @@ func loadLocalDependency(dep *chart.Dependency, srcDir string) (*chart.Chart, er
 	}
 	return sub, nil
 }
+
+// GadgetCRD is the CustomResourceDefinition of a namespaced kind Gadget in
+// group (group/v1), with no schema and no status subresource, so that a
+// chart writes the status a controller would. A CRD is cluster-wide: give
+// each test a group of its own (its namespace + ".stevedore.dev").
+func GadgetCRD(group string) string {
+	return `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: gadgets.` + group + `
+spec:
+  group: ` + group + `
+  names: {kind: Gadget, plural: gadgets, singular: gadget}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        x-kubernetes-preserve-unknown-fields: true
+`
+}

@@ -25,23 +25,7 @@ func TestHealthCheckExprs_pollerWait(t *testing.T) {
 	path, digest := writeChart(t, "0.1.0", map[string]string{
 		"Chart.yaml":  "apiVersion: v2\nname: gadgets\nversion: 0.1.0\n",
 		"values.yaml": "phase: Ready\n",
-		"crds/gadgets.yaml": `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: gadgets.` + group + `
-spec:
-  group: ` + group + `
-  names: {kind: Gadget, plural: gadgets, singular: gadget}
-  scope: Namespaced
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        x-kubernetes-preserve-unknown-fields: true
-`,
+		"crds/gadgets.yaml": testenv.GadgetCRD(group),
 		"templates/cr.yaml": `apiVersion: ` + group + `/v1
 kind: Gadget
 metadata:

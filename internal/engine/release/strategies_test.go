@@ -110,23 +110,7 @@ func TestWaitStrategies_customResources(t *testing.T) {
 	ctx := testenv.Context(t)
 	e, c := newEngine(t)
 	group := makeNamespace(t, c) + ".stevedore.dev" // unique, as TestReconcile_crdPolicies's
-	crd := `apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: gadgets.` + group + `
-spec:
-  group: ` + group + `
-  names: {kind: Gadget, plural: gadgets, singular: gadget}
-  scope: Namespaced
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        x-kubernetes-preserve-unknown-fields: true
-`
+	crd := testenv.GadgetCRD(group)
 	template := `apiVersion: ` + group + `/v1
 kind: Gadget
 metadata:
