@@ -23,8 +23,8 @@ func TestHealthCheckExprs_pollerWait(t *testing.T) {
 	e, c := newEngine(t)
 	group := makeNamespace(t, c) + ".stevedore.dev"
 	path, digest := writeChart(t, "0.1.0", map[string]string{
-		"Chart.yaml":  "apiVersion: v2\nname: gadgets\nversion: 0.1.0\n",
-		"values.yaml": "phase: Ready\n",
+		"Chart.yaml":        "apiVersion: v2\nname: gadgets\nversion: 0.1.0\n",
+		"values.yaml":       "phase: Ready\n",
 		"crds/gadgets.yaml": testenv.GadgetCRD(group),
 		"templates/cr.yaml": `apiVersion: ` + group + `/v1
 kind: Gadget
