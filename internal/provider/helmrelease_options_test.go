@@ -598,22 +598,7 @@ func TestAccHelmRelease_testFiltersAndIgnoreFailures(t *testing.T) {
 		ns := uniqueNamespace(t, "hr-testfilt")
 		cacheDir := t.TempDir()
 		chartDir := chartCopy(t, "1.0.0")
-		testenv.WriteFiles(t, chartDir, map[string]string{"templates/tests/test-other.yaml": `apiVersion: v1
-kind: Pod
-metadata:
-  name: {{ .Release.Name }}-test-other
-  labels:
-    # The test cluster fails pods with this label.
-    stevedore.dev/test-fail: "true"
-  annotations:
-    helm.sh/hook: test
-spec:
-  restartPolicy: Never
-  containers:
-    - name: check
-      image: curlimages/curl:8.5.0
-      command: ["false"]
-`})
+		testenv.WriteFiles(t, chartDir, map[string]string{"templates/tests/test-other.yaml": failingTestHook})
 		config := func(replicas int, test string) string {
 			return releaseConfig(cacheDir, chartDir, ns, fmt.Sprintf(`
   values = { replicaCount = %d }
@@ -1061,3 +1046,22 @@ func TestAccHelmRelease_forceToken(t *testing.T) {
 		}
 	})
 }
+
+// failingTestHook is a second Helm test hook, {{ .Release.Name }}-test-other,
+// whose Pod the test cluster fails (its stevedore.dev/test-fail label).
+const failingTestHook = `apiVersion: v1
+kind: Pod
+metadata:
+  name: {{ .Release.Name }}-test-other
+  labels:
+    # The test cluster fails pods with this label.
+    stevedore.dev/test-fail: "true"
+  annotations:
+    helm.sh/hook: test
+spec:
+  restartPolicy: Never
+  containers:
+    - name: check
+      image: curlimages/curl:8.5.0
+      command: ["false"]
+`

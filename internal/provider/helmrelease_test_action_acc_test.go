@@ -307,22 +307,7 @@ func TestAccHelmReleaseTestAction_nextPlanWithResourceTests(t *testing.T) {
 		c.need(t, cliActions)
 		ns := uniqueNamespace(t, "hr-tact-next")
 		chartDir := chartCopy(t, "1.0.0")
-		testenv.WriteFiles(t, chartDir, map[string]string{"templates/tests/test-other.yaml": `apiVersion: v1
-kind: Pod
-metadata:
-  name: {{ .Release.Name }}-test-other
-  labels:
-    # The test cluster fails pods with this label.
-    stevedore.dev/test-fail: "true"
-  annotations:
-    helm.sh/hook: test
-spec:
-  restartPolicy: Never
-  containers:
-    - name: check
-      image: curlimages/curl:8.5.0
-      command: ["false"]
-`})
+		testenv.WriteFiles(t, chartDir, map[string]string{"templates/tests/test-other.yaml": failingTestHook})
 		w := newWorkspace(t, c, releaseConfig(t.TempDir(), chartDir, ns, `
   test {
     enable = true

@@ -96,22 +96,37 @@ func (l *helmReleaseListResource) ListResourceConfigSchema(_ context.Context, _ 
 }
 
 func (l *helmReleaseListResource) List(ctx context.Context, req list.ListRequest, stream *list.ListResultsStream) {
+	r := &helmReleaseResource{data: l.data}
+	streamListed(ctx, l.listResource, req, stream, "Cannot list the Helm releases",
+		func(f listFilterModel, sel labels.Selector) ([]release.Listed, error) {
+			return l.data.releases.List(ctx, release.ListOptions{StorageNamespace: f.Namespace.ValueString(),
+				Owner: f.Owner.ValueString(), Selector: sel, NamespaceMustExist: true})
+		},
+		func([]release.Listed) func(release.Listed) list.ListResult {
+			return func(rel release.Listed) list.ListResult { return r.listResult(ctx, req, rel) }
+		})
+}
+
+// streamListed is a list resource's List: it reads the filters, lists with
+// them (an error ends the listing, summarized as summary), and streams the
+// result that resultOf, given all that was listed, makes of each.
+func streamListed[T any](ctx context.Context, l listResource, req list.ListRequest, stream *list.ListResultsStream, summary string,
+	listWith func(listFilterModel, labels.Selector) ([]T, error), resultOf func([]T) func(T) list.ListResult) {
 	f, sel, diags := l.readConfig(ctx, req)
 	if diags.HasError() {
 		stream.Results = list.ListResultsStreamDiagnostics(diags)
 		return
 	}
-	got, err := l.data.releases.List(ctx, release.ListOptions{StorageNamespace: f.Namespace.ValueString(), Owner: f.Owner.ValueString(),
-		Selector: sel, NamespaceMustExist: true})
+	got, err := listWith(f, sel)
 	if err != nil {
-		addError(&diags, "Cannot list the Helm releases", err)
+		addError(&diags, summary, err)
 		stream.Results = list.ListResultsStreamDiagnostics(diags)
 		return
 	}
-	r := &helmReleaseResource{data: l.data}
+	result := resultOf(got)
 	stream.Results = func(push func(list.ListResult) bool) {
-		for _, rel := range got {
-			if !push(r.listResult(ctx, req, rel)) {
+		for _, item := range got {
+			if !push(result(item)) {
 				return
 			}
 		}
@@ -206,48 +221,37 @@ func (l *resourceSetListResource) ListResourceConfigSchema(_ context.Context, _ 
 }
 
 func (l *resourceSetListResource) List(ctx context.Context, req list.ListRequest, stream *list.ListResultsStream) {
-	f, sel, diags := l.readConfig(ctx, req)
-	if diags.HasError() {
-		stream.Results = list.ListResultsStreamDiagnostics(diags)
-		return
-	}
-	got, err := l.data.sets.List(ctx, resourceset.ListOptions{Namespace: f.Namespace.ValueString(), Owner: f.Owner.ValueString(),
-		Selector: sel, NamespaceMustExist: true})
-	if err != nil {
-		addError(&diags, "Cannot list the resource sets", err)
-		stream.Results = list.ListResultsStreamDiagnostics(diags)
-		return
-	}
 	r := &resourceSetResource{data: l.data}
-	stevedore := map[string]bool{}
-	for _, s := range got {
-		if s.Owner == kube.ListedStevedore {
-			stevedore[s.Namespace+"/"+s.Name] = true
-		}
-	}
-	stream.Results = func(push func(list.ListResult) bool) {
-		for _, s := range got {
-			var res list.ListResult
-			switch {
-			case !s.Importable:
-				// Objects whose labels name no namespace or no name:
-				// nothing to identify.
-				res = list.ListResult{Diagnostics: warning("Resource set not listed", fmt.Sprintf(
-					"%d object(s) carry the labels of a stevedore set with no namespace or no name (%q/%q): no import names them",
-					s.Objects, s.Namespace, s.Name))}
-			case s.Owner == kube.TakeOverFluxOperator && stevedore[s.Namespace+"/"+s.Name]:
-				// Its identity would name the stevedore set (importSet).
-				res = list.ListResult{Diagnostics: warning("Resource set not listed", fmt.Sprintf(
-					"flux-operator ResourceSet %s/%s has the namespace and name of a stevedore set, which its identity names: "+
-						"import it by the ID %q", s.Namespace, s.Name, resourceset.ImportIDOf(s)))}
-			default:
-				res = r.listResult(ctx, req, s)
+	streamListed(ctx, l.listResource, req, stream, "Cannot list the resource sets",
+		func(f listFilterModel, sel labels.Selector) ([]resourceset.ListedSet, error) {
+			return l.data.sets.List(ctx, resourceset.ListOptions{Namespace: f.Namespace.ValueString(),
+				Owner: f.Owner.ValueString(), Selector: sel, NamespaceMustExist: true})
+		},
+		func(got []resourceset.ListedSet) func(resourceset.ListedSet) list.ListResult {
+			stevedore := map[string]bool{}
+			for _, s := range got {
+				if s.Owner == kube.ListedStevedore {
+					stevedore[s.Namespace+"/"+s.Name] = true
+				}
 			}
-			if !push(res) {
-				return
+			return func(s resourceset.ListedSet) list.ListResult {
+				switch {
+				case !s.Importable:
+					// Objects whose labels name no namespace or no name:
+					// nothing to identify.
+					return list.ListResult{Diagnostics: warning("Resource set not listed", fmt.Sprintf(
+						"%d object(s) carry the labels of a stevedore set with no namespace or no name (%q/%q): no import names them",
+						s.Objects, s.Namespace, s.Name))}
+				case s.Owner == kube.TakeOverFluxOperator && stevedore[s.Namespace+"/"+s.Name]:
+					// Its identity would name the stevedore set (importSet).
+					return list.ListResult{Diagnostics: warning("Resource set not listed", fmt.Sprintf(
+						"flux-operator ResourceSet %s/%s has the namespace and name of a stevedore set, which its identity names: "+
+							"import it by the ID %q", s.Namespace, s.Name, resourceset.ImportIDOf(s)))}
+				default:
+					return r.listResult(ctx, req, s)
+				}
 			}
-		}
-	}
+		})
 }
 
 // listResult is the result of the listed set s, as the release's is.
