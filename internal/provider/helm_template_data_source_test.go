@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
@@ -576,6 +577,110 @@ data "stevedore_helm_template" "t" {
 			{Config: config(`{ replicas = 2 }`, "disable_schema_validation = true"), ConfigStateChecks: manifestHas(`replicas: "1"`)},
 			// Last: the post-test destroy runs this configuration.
 			{Config: config(`{ replicaCount = 2 }`, "disable_schema_validation = false"), ConfigStateChecks: manifestHas(`replicas: "2"`)},
+		}}
+	})
+}
+
+// templateMatchesCluster checks that each object of the data source at addr
+// that the release installed (every object but the test hook, which an
+// install does not run) has on the cluster the labels and annotations the
+// template shows, with the same values, and no other but those a release
+// adds itself (origin and Helm ownership keys); and that the keys of
+// common_metadata are among them.
+func templateMatchesCluster(t *testing.T, addr, ns string, labels, annotations map[string]string) resource.TestCheckFunc {
+	releaseOwn := map[string]bool{release.OriginNameLabel: true, release.OriginNamespaceLabel: true,
+		"app.kubernetes.io/managed-by": true, "meta.helm.sh/release-name": true, "meta.helm.sh/release-namespace": true}
+	same := func(what string, tmpl, live map[string]string) error {
+		for k, v := range tmpl {
+			if got, ok := live[k]; !ok || got != v {
+				return fmt.Errorf("%s %s: the template has %q, the cluster %q", what, k, v, got)
+			}
+		}
+		for k := range live {
+			if _, ok := tmpl[k]; !ok && !releaseOwn[k] {
+				return fmt.Errorf("%s %s is on the cluster, not in the template", what, k)
+			}
+		}
+		return nil
+	}
+	return func(s *terraform.State) error {
+		objs, err := templateObjectsIn(s, addr)
+		if err != nil {
+			return err
+		}
+		compared := 0
+		for _, o := range objs {
+			if err := metadataHas(o, labels, annotations); err != nil {
+				return fmt.Errorf("template: %w", err)
+			}
+			if o.GetKind() == "Pod" {
+				continue // the test hook: rendered, not installed
+			}
+			live, err := getObject(t, o.GetAPIVersion(), o.GetKind(), ns, o.GetName())
+			if err != nil {
+				return err
+			}
+			if err := same(o.GetKind()+" "+o.GetName()+" label", o.GetLabels(), live.GetLabels()); err != nil {
+				return err
+			}
+			if err := same(o.GetKind()+" "+o.GetName()+" annotation", o.GetAnnotations(), live.GetAnnotations()); err != nil {
+				return err
+			}
+			compared++
+		}
+		if compared != 2 {
+			return fmt.Errorf("compared %d objects with the cluster, want the ConfigMap and the Service", compared)
+		}
+		return nil
+	}
+}
+
+// TestAccHelmTemplate_commonMetadataIsTheRelease: a stevedore_helmrelease
+// and a stevedore_helm_template of the same chart archive, values and
+// common_metadata: every object the template renders has the labels and
+// annotations the release put on the cluster, the same values, and the
+// cluster has no others but the release's own origin and ownership keys;
+// also after common_metadata changes (the release upgrades, a key removed
+// from both).
+func TestAccHelmTemplate_commonMetadataIsTheRelease(t *testing.T) {
+	t.Parallel()
+	accTestEach(t, func(t *testing.T) resource.TestCase {
+		ns := uniqueNamespace(t, "tmpl-common")
+		cacheDir := t.TempDir()
+		chart := commonMetadataChart(t)
+		config := func(metadata string) string {
+			return releaseConfig(cacheDir, chart, ns, metadata) + fmt.Sprintf(`
+data "stevedore_helm_template" "t" {
+  release_name = "podinfo"
+  namespace    = %q
+  chart {
+    path   = stevedore_helmchart_artifact.podinfo.path
+    digest = stevedore_helmchart_artifact.podinfo.digest
+  }
+%s
+}
+`, ns, metadata)
+		}
+		return resource.TestCase{Steps: []resource.TestStep{
+			{
+				Config: config(`  common_metadata {
+    labels      = { team = "platform", "example.com/tier" = "web" }
+    annotations = { "example.com/note" = "common" }
+  }
+`),
+				Check: templateMatchesCluster(t, templateAddr, ns, map[string]string{"team": "platform", "example.com/tier": "web"},
+					map[string]string{"example.com/note": "common"}),
+			},
+			{
+				Config: config(`  common_metadata {
+    labels      = { team = "apps" }
+    annotations = { "example.com/owner" = "sre" }
+  }
+`),
+				ConfigPlanChecks: expectAction(plancheck.ResourceActionUpdate),
+				Check: templateMatchesCluster(t, templateAddr, ns, map[string]string{"team": "apps"},
+					map[string]string{"example.com/owner": "sre"}),
+			},
 		}}
 	})
 }
