@@ -44,6 +44,11 @@ type helmTemplateModel struct {
 	PostRenderers []postRendererModel `tfsdk:"post_renderers"`
 	// PostRenderStrategy is the release's post_render_strategy.
 	PostRenderStrategy types.String `tfsdk:"post_render_strategy"`
+	// CommonMetadata is the release's common_metadata.
+	CommonMetadata *commonMetadataModel `tfsdk:"common_metadata"`
+	// DisableSchemaValidation is the release's
+	// install.disable_schema_validation: a template renders as the install.
+	DisableSchemaValidation types.Bool `tfsdk:"disable_schema_validation"`
 
 	Objects      types.List   `tfsdk:"objects"`
 	Manifest     types.String `tfsdk:"manifest"`
@@ -68,20 +73,25 @@ func (d *helmTemplateDataSource) Configure(_ context.Context, req datasource.Con
 }
 
 // releaseModel is the stevedore_helmrelease configuration m renders as:
-// the release's own conversion of chart, values, sets and post-renderers
-// makes the engine's spec, so that the sets are parsed, merged in the same
-// order and refused with the same diagnostics (`set[1].name`) as the
-// release's.
+// the release's own conversion of chart, values, sets, post-renderers and
+// common_metadata makes the engine's spec, so that the sets are parsed,
+// merged in the same order and refused with the same diagnostics
+// (`set[1].name`) as the release's. The template is Helm's install action,
+// so disable_schema_validation is the release's
+// install.disable_schema_validation.
 func (m *helmTemplateModel) releaseModel() *helmReleaseModel {
 	return &helmReleaseModel{
 		Name: m.ReleaseName, Namespace: m.Namespace, ReleaseName: m.ReleaseName,
 		Values: m.Values, Set: m.Set, SetList: m.SetList, SetSensitive: m.SetSensitive,
 		Chart: m.Chart, PostRenderers: m.PostRenderers, PostRenderStrategy: m.PostRenderStrategy,
+		CommonMetadata: m.CommonMetadata,
+		Install:        &installModel{DisableSchemaValidation: m.DisableSchemaValidation},
 	}
 }
 
 // ValidateConfig checks what the release's ValidateConfig checks of the
-// same attributes: the chart block's sources, the values, the post-renderers.
+// same attributes: the chart block's sources, the values, the post-renderers,
+// common_metadata.
 func (d *helmTemplateDataSource) ValidateConfig(ctx context.Context, req datasource.ValidateConfigRequest, resp *datasource.ValidateConfigResponse) {
 	var m helmTemplateModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
@@ -96,6 +106,7 @@ func (d *helmTemplateDataSource) ValidateConfig(ctx context.Context, req datasou
 	resp.Diagnostics.Append(diags...)
 	if spec != nil {
 		addError(&resp.Diagnostics, "Invalid post-renderer", release.ValidatePostRenderers(spec.PostRenderers))
+		validateRenderFields(&resp.Diagnostics, m.releaseModel(), spec)
 	}
 }
 

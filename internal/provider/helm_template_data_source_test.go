@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -16,12 +17,16 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 	"helm.sh/helm/v4/pkg/action"
 	chartutil "helm.sh/helm/v4/pkg/chart/common"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	helmrelease "helm.sh/helm/v4/pkg/release/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
 
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/engine/release"
 	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
@@ -356,4 +361,326 @@ func setsReleaseDigest(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return release.DigestValues(values)
+}
+
+// commonMetadataChart is a chart whose objects carry labels and annotations
+// of their own, a Service whose selector common_metadata must not touch, and
+// a test hook (not run by an install).
+func commonMetadataChart(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "common")
+	testenv.WriteFiles(t, dir, map[string]string{
+		"Chart.yaml": "apiVersion: v2\nname: common\nversion: 0.1.0\n",
+		"templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-cm\n" +
+			"  labels:\n    team: chart\n    app: common\n  annotations:\n    example.com/note: chart\ndata:\n  v: one\n",
+		"templates/svc.yaml": "apiVersion: v1\nkind: Service\nmetadata:\n  name: {{ .Release.Name }}-svc\nspec:\n" +
+			"  selector:\n    app: common\n  ports:\n  - port: 80\n",
+		"templates/tests/test.yaml": "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {{ .Release.Name }}-test\n" +
+			"  annotations:\n    helm.sh/hook: test\nspec:\n  restartPolicy: Never\n  containers:\n  - name: t\n    image: busybox\n",
+	})
+	return dir
+}
+
+// templateObjectsIn is the objects of the data source at addr in s, each
+// parsed from its manifest.
+func templateObjectsIn(s *terraform.State, addr string) ([]*unstructured.Unstructured, error) {
+	rs, ok := s.RootModule().Resources[addr]
+	if !ok {
+		return nil, fmt.Errorf("%s not in state", addr)
+	}
+	n, err := strconv.Atoi(rs.Primary.Attributes["objects.#"])
+	if err != nil {
+		return nil, fmt.Errorf("%s: objects.#: %w", addr, err)
+	}
+	out := make([]*unstructured.Unstructured, n)
+	for i := range n {
+		var obj map[string]any
+		if err := yaml.Unmarshal([]byte(rs.Primary.Attributes[fmt.Sprintf("objects.%d.manifest", i)]), &obj); err != nil {
+			return nil, fmt.Errorf("%s: objects[%d]: %w", addr, i, err)
+		}
+		out[i] = &unstructured.Unstructured{Object: obj}
+	}
+	return out, nil
+}
+
+// metadataHas says how o's labels and annotations differ from want (nil:
+// they hold every key of want with its value).
+func metadataHas(o *unstructured.Unstructured, labels, annotations map[string]string) error {
+	for k, v := range labels {
+		if got, ok := o.GetLabels()[k]; !ok || got != v {
+			return fmt.Errorf("%s %s: label %s = %q, want %q (labels %v)", o.GetKind(), o.GetName(), k, got, v, o.GetLabels())
+		}
+	}
+	for k, v := range annotations {
+		if got, ok := o.GetAnnotations()[k]; !ok || got != v {
+			return fmt.Errorf("%s %s: annotation %s = %q, want %q (annotations %v)", o.GetKind(), o.GetName(), k, got, v, o.GetAnnotations())
+		}
+	}
+	return nil
+}
+
+// templateHasCommonMetadata checks that every object of the data source at
+// addr (hooks included, unless hooks says they are left alone) carries
+// labels and annotations, in objects and in manifest, and that the
+// Service's selector is the chart's.
+func templateHasCommonMetadata(addr string, labels, annotations map[string]string, hooks bool) resource.TestCheckFunc {
+	return func(s *terraform.State) error {
+		objs, err := templateObjectsIn(s, addr)
+		if err != nil {
+			return err
+		}
+		if len(objs) != 3 {
+			return fmt.Errorf("%d objects, want the ConfigMap, the Service and the test Pod", len(objs))
+		}
+		tagged := 0
+		for _, o := range objs {
+			err := metadataHas(o, labels, annotations)
+			switch {
+			case o.GetKind() == "Pod" && !hooks:
+				if err == nil {
+					return fmt.Errorf("the test hook got common_metadata under nohooks: %v %v", o.GetLabels(), o.GetAnnotations())
+				}
+				continue
+			case err != nil:
+				return err
+			}
+			tagged++
+			if o.GetKind() == "Service" {
+				if sel, _, _ := unstructured.NestedStringMap(o.Object, "spec", "selector"); len(sel) != 1 || sel["app"] != "common" {
+					return fmt.Errorf("the Service's selector is %v, want the chart's", sel)
+				}
+			}
+		}
+		// The manifest is what objects are cut from: each key once per
+		// object that has it.
+		manifest := s.RootModule().Resources[addr].Primary.Attributes["manifest"]
+		for k, v := range labels {
+			if got := strings.Count(manifest, fmt.Sprintf("%s: %s\n", k, v)); got != tagged {
+				return fmt.Errorf("manifest has %s: %s %d times, want %d:\n%s", k, v, got, tagged, manifest)
+			}
+		}
+		return nil
+	}
+}
+
+// TestAccHelmTemplate_commonMetadata: common_metadata's labels and
+// annotations are on every object the data source renders, in objects and in
+// manifest, over the chart's and over post_renderers' (as the release's),
+// on hooks unless post_render_strategy is nohooks; the keys a release refuses
+// are refused here, naming the attribute.
+func TestAccHelmTemplate_commonMetadata(t *testing.T) {
+	renderAccTest(t, func(t *testing.T) resource.TestCase {
+		chart := commonMetadataChart(t)
+		config := func(strategy, labels string) string {
+			return fmt.Sprintf(`
+provider "stevedore" {}
+data "stevedore_helm_template" "t" {
+  release_name         = "web"
+  namespace            = "apps"
+  post_render_strategy = %q
+  chart {
+    source_path = %q
+  }
+  post_renderers {
+    kustomize {
+      patches {
+        patch = "[{\"op\": \"add\", \"path\": \"/metadata/labels/team\", \"value\": \"patched\"}]"
+        target {
+          kind = "ConfigMap"
+        }
+      }
+    }
+  }
+  common_metadata {
+    labels      = %s
+    annotations = { "example.com/note" = "common", "example.com/owner" = "sre" }
+  }
+}
+`, strategy, chart, labels)
+		}
+		labels := map[string]string{"team": "platform", "example.com/tier": "web"}
+		annotations := map[string]string{"example.com/note": "common", "example.com/owner": "sre"}
+		good := `{ team = "platform", "example.com/tier" = "web" }`
+		return resource.TestCase{Steps: []resource.TestStep{
+			{
+				Config: config("combined", good),
+				Check: resource.ComposeTestCheckFunc(templateHasCommonMetadata(templateAddr, labels, annotations, true),
+					func(s *terraform.State) error {
+						objs, err := templateObjectsIn(s, templateAddr)
+						if err != nil {
+							return err
+						}
+						// The chart's other label stays; the patch's team
+						// lost to common_metadata's.
+						return metadataHas(objs[0], map[string]string{"app": "common", "team": "platform"}, nil)
+					}),
+			},
+			{
+				Config: config("nohooks", good),
+				Check:  templateHasCommonMetadata(templateAddr, labels, annotations, false),
+			},
+			{
+				Config:      config("combined", `{ "stevedore.dev/name" = "other" }`),
+				ExpectError: regexp.MustCompile(`common_metadata\.labels:\s+"stevedore\.dev/name"\s+records\s+who\s+owns`),
+			},
+			{
+				Config:      config("combined", `{ "app.kubernetes.io/managed-by" = "me", tier = "not valid!" }`),
+				ExpectError: regexp.MustCompile(`(?s)common_metadata\.labels:\s+"app\.kubernetes\.io/managed-by"\s+records.*common_metadata\.labels:\s+label\s+"tier"`),
+			},
+			// Last: the post-test destroy runs this configuration.
+			{
+				Config: config("combined", good),
+				Check:  templateHasCommonMetadata(templateAddr, labels, annotations, true),
+			},
+		}}
+	})
+}
+
+// TestAccHelmTemplate_disableSchemaValidation: values that the chart's
+// values.schema.json refuses fail the read on `values` with the schema's
+// error, as a release's plan does; disable_schema_validation renders them,
+// as `helm template --skip-schema-validation`.
+func TestAccHelmTemplate_disableSchemaValidation(t *testing.T) {
+	renderAccTest(t, func(t *testing.T) resource.TestCase {
+		chart := filepath.Join(t.TempDir(), "strict")
+		testenv.WriteFiles(t, chart, map[string]string{
+			"Chart.yaml":         "apiVersion: v2\nname: strict\nversion: 0.1.0\n",
+			"values.yaml":        "replicaCount: 1\n",
+			"values.schema.json": `{"type": "object", "properties": {"replicaCount": {"type": "integer"}}, "additionalProperties": false}`,
+			"templates/cm.yaml":  "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\ndata:\n  replicas: {{ .Values.replicaCount | quote }}\n",
+		})
+		config := func(values, skip string) string {
+			return fmt.Sprintf(`
+provider "stevedore" {}
+data "stevedore_helm_template" "t" {
+  release_name = "web"
+  namespace    = "apps"
+  chart {
+    source_path = %q
+  }
+  values = %s
+  %s
+}
+`, chart, values, skip)
+		}
+		manifestHas := func(want string) []statecheck.StateCheck {
+			return []statecheck.StateCheck{statecheck.ExpectKnownValue(templateAddr, tfjsonpath.New("manifest"),
+				knownvalue.StringRegexp(regexp.MustCompile(regexp.QuoteMeta(want))))}
+		}
+		schemaErr := func(key string) *regexp.Regexp {
+			return regexp.MustCompile(`(?s)values:\s+template\s+failed:\s+chart\s+does\s+not\s+render:.*values\s+don't\s+meet\s+the\s+specifications\s+of\s+the\s+schema.*` + key)
+		}
+		return resource.TestCase{Steps: []resource.TestStep{
+			{Config: config(`{ replicaCount = "three" }`, "disable_schema_validation = true"), ConfigStateChecks: manifestHas(`replicas: "three"`)},
+			{Config: config(`{ replicaCount = "three" }`, ""), ExpectError: schemaErr("replicaCount")},
+			{Config: config(`{ replicas = 2 }`, "disable_schema_validation = false"), ExpectError: schemaErr("replicas")},
+			{Config: config(`{ replicas = 2 }`, "disable_schema_validation = true"), ConfigStateChecks: manifestHas(`replicas: "1"`)},
+			// Last: the post-test destroy runs this configuration.
+			{Config: config(`{ replicaCount = 2 }`, "disable_schema_validation = false"), ConfigStateChecks: manifestHas(`replicas: "2"`)},
+		}}
+	})
+}
+
+// templateMatchesCluster checks that each object of the data source at addr
+// that the release installed (every object but the test hook, which an
+// install does not run) has on the cluster the labels and annotations the
+// template shows, with the same values, and no other but those a release
+// adds itself (origin and Helm ownership keys); and that the keys of
+// common_metadata are among them.
+func templateMatchesCluster(t *testing.T, addr, ns string, labels, annotations map[string]string) resource.TestCheckFunc {
+	releaseOwn := map[string]bool{release.OriginNameLabel: true, release.OriginNamespaceLabel: true,
+		"app.kubernetes.io/managed-by": true, "meta.helm.sh/release-name": true, "meta.helm.sh/release-namespace": true}
+	same := func(what string, tmpl, live map[string]string) error {
+		for k, v := range tmpl {
+			if got, ok := live[k]; !ok || got != v {
+				return fmt.Errorf("%s %s: the template has %q, the cluster %q", what, k, v, got)
+			}
+		}
+		for k := range live {
+			if _, ok := tmpl[k]; !ok && !releaseOwn[k] {
+				return fmt.Errorf("%s %s is on the cluster, not in the template", what, k)
+			}
+		}
+		return nil
+	}
+	return func(s *terraform.State) error {
+		objs, err := templateObjectsIn(s, addr)
+		if err != nil {
+			return err
+		}
+		compared := 0
+		for _, o := range objs {
+			if err := metadataHas(o, labels, annotations); err != nil {
+				return fmt.Errorf("template: %w", err)
+			}
+			if o.GetKind() == "Pod" {
+				continue // the test hook: rendered, not installed
+			}
+			live, err := getObject(t, o.GetAPIVersion(), o.GetKind(), ns, o.GetName())
+			if err != nil {
+				return err
+			}
+			if err := same(o.GetKind()+" "+o.GetName()+" label", o.GetLabels(), live.GetLabels()); err != nil {
+				return err
+			}
+			if err := same(o.GetKind()+" "+o.GetName()+" annotation", o.GetAnnotations(), live.GetAnnotations()); err != nil {
+				return err
+			}
+			compared++
+		}
+		if compared != 2 {
+			return fmt.Errorf("compared %d objects with the cluster, want the ConfigMap and the Service", compared)
+		}
+		return nil
+	}
+}
+
+// TestAccHelmTemplate_commonMetadataIsTheRelease: a stevedore_helmrelease
+// and a stevedore_helm_template of the same chart archive, values and
+// common_metadata: every object the template renders has the labels and
+// annotations the release put on the cluster, the same values, and the
+// cluster has no others but the release's own origin and ownership keys;
+// also after common_metadata changes (the release upgrades, a key removed
+// from both).
+func TestAccHelmTemplate_commonMetadataIsTheRelease(t *testing.T) {
+	t.Parallel()
+	accTestEach(t, func(t *testing.T) resource.TestCase {
+		ns := uniqueNamespace(t, "tmpl-common")
+		cacheDir := t.TempDir()
+		chart := commonMetadataChart(t)
+		config := func(metadata string) string {
+			return releaseConfig(cacheDir, chart, ns, metadata) + fmt.Sprintf(`
+data "stevedore_helm_template" "t" {
+  release_name = "podinfo"
+  namespace    = %q
+  chart {
+    path   = stevedore_helmchart_artifact.podinfo.path
+    digest = stevedore_helmchart_artifact.podinfo.digest
+  }
+%s
+}
+`, ns, metadata)
+		}
+		return resource.TestCase{Steps: []resource.TestStep{
+			{
+				Config: config(`  common_metadata {
+    labels      = { team = "platform", "example.com/tier" = "web" }
+    annotations = { "example.com/note" = "common" }
+  }
+`),
+				Check: templateMatchesCluster(t, templateAddr, ns, map[string]string{"team": "platform", "example.com/tier": "web"},
+					map[string]string{"example.com/note": "common"}),
+			},
+			{
+				Config: config(`  common_metadata {
+    labels      = { team = "apps" }
+    annotations = { "example.com/owner" = "sre" }
+  }
+`),
+				ConfigPlanChecks: expectAction(plancheck.ResourceActionUpdate),
+				Check: templateMatchesCluster(t, templateAddr, ns, map[string]string{"team": "apps"},
+					map[string]string{"example.com/owner": "sre"}),
+			},
+		}}
+	})
 }

@@ -56,15 +56,12 @@ func (c postRenderChain) Run(in *bytes.Buffer) (*bytes.Buffer, error) {
 	return out, nil
 }
 
-// newPostRenderer returns the post-renderer of spec: each kustomize
-// post-renderer in order, then the origin labels. The origin labels are always
-// added, also without post-renderers, as helm-controller does, so that every
-// object of a release says where it came from.
+// newPostRenderer returns the post-renderer of spec: what the user asked for
+// (renderChain), then the origin labels. The origin labels are always added,
+// also without post-renderers, as helm-controller does, so that every object
+// of a release says where it came from.
 func newPostRenderer(spec *Spec) postrenderer.PostRenderer {
-	chain := userPostRenderers(spec)
-	if step := commonMetadataStep(spec.CommonMetadata); step != nil {
-		chain = append(chain, step) // under the origin labels, as helm-controller's
-	}
+	chain := renderChain(spec)
 	name, namespace := spec.Name, spec.Namespace
 	chain = append(chain, func(in *bytes.Buffer) (*bytes.Buffer, error) {
 		out, err := addOriginLabels(in.Bytes(), name, namespace)
@@ -76,8 +73,21 @@ func newPostRenderer(spec *Spec) postrenderer.PostRenderer {
 	return chain
 }
 
+// renderChain is what spec asks to be post-rendered onto its objects: each
+// kustomize post-renderer in order (userPostRenderers), then common_metadata
+// (commonMetadataStep), under the origin labels as helm-controller's. A
+// release adds its origin labels after it (newPostRenderer); a template
+// (Template) runs it alone, as `helm template` has no origin.
+func renderChain(spec *Spec) postRenderChain {
+	chain := userPostRenderers(spec)
+	if step := commonMetadataStep(spec.CommonMetadata); step != nil {
+		chain = append(chain, step)
+	}
+	return chain
+}
+
 // userPostRenderers is the chain of spec's post_renderers, in order, without
-// the origin labels.
+// common_metadata and the origin labels.
 func userPostRenderers(spec *Spec) postRenderChain {
 	var chain postRenderChain
 	for i, pr := range spec.PostRenderers {

@@ -57,13 +57,21 @@ type TemplatedObject struct {
 // Template renders spec's chart as `helm template` does: Helm's install
 // action in client-only dry-run mode (ClientOnly, DryRun, Replace), with
 // the release name ReleaseName(spec), the namespace TargetNamespace (else
-// Namespace), the values composed as a release's, and the post-renderers of
-// spec under its post_render_strategy, defaulted as a release's (the origin
-// labels a release adds are not: `helm template` has none). It contacts no cluster, so spec may have no values_from. The chart
-// path and digest are checked as a release's.
+// Namespace), the values composed as a release's and checked against the
+// chart's values.schema.json unless Install.DisableSchemaValidation says so
+// (as the release's install, newInstall), and what a release post-renders
+// (renderChain: the post_renderers, then common_metadata) under its
+// post_render_strategy, defaulted as a release's; the origin labels a
+// release adds after them are not: `helm template` has none. It contacts no
+// cluster, so spec may have no values_from. The chart path and digest are
+// checked as a release's.
 func Template(ctx context.Context, spec *Spec, opts TemplateOptions) (*Templated, error) {
 	if len(spec.ValuesFrom) > 0 {
 		return nil, fielderr.Wrap("values_from", errors.New("values_from reads the cluster: a template takes inline values only"))
+	}
+	// What a release refuses to put on its objects, a template does not show.
+	if err := ValidateCommonMetadata(spec.CommonMetadata); err != nil {
+		return nil, err
 	}
 	ch, err := loadChart(spec.ChartPath)
 	if err != nil {
@@ -89,7 +97,8 @@ func Template(ctx context.Context, spec *Spec, opts TemplateOptions) (*Templated
 		in.KubeVersion = kv
 	}
 	in.APIVersions = chartutil.VersionSet(opts.APIVersions)
-	if chain := userPostRenderers(spec); len(chain) > 0 {
+	in.SkipSchemaValidation = spec.Install.DisableSchemaValidation
+	if chain := renderChain(spec); len(chain) > 0 {
 		in.PostRenderer = chain
 		in.PostRenderStrategy = action.PostRenderStrategy(spec.withDefaults().PostRenderStrategy)
 	}

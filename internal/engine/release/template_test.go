@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -167,6 +170,11 @@ func TestTemplateErrors(t *testing.T) {
 		{name: "kube version", spec: Spec{ChartPath: path, ChartDigest: digest}, opts: TemplateOptions{KubeVersion: "one"}, field: "kube_version"},
 		{name: "values_from", spec: Spec{ChartPath: path, ValuesFrom: []ValuesReference{{Kind: "ConfigMap", Name: "x"}}}, field: "values_from"},
 		{name: "values", spec: Spec{ChartPath: path, Values: map[string]any{"image": "not a map"}}, field: "values"},
+		// What a release refuses to put on its objects: its origin labels.
+		{name: "common_metadata", spec: Spec{ChartPath: path, ChartDigest: digest,
+			CommonMetadata: CommonMetadata{Labels: map[string]string{OriginNameLabel: "other"}}}, field: "common_metadata.labels"},
+		{name: "common_metadata annotation", spec: Spec{ChartPath: path, ChartDigest: digest,
+			CommonMetadata: CommonMetadata{Annotations: map[string]string{"bad key!": "x"}}}, field: "common_metadata.annotations"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.spec.Name, tc.spec.Namespace = "rel", "apps"
@@ -209,5 +217,308 @@ func TestTemplate_keepsBlankLinesOfLiteralBlocks(t *testing.T) {
 	}
 	if got, _, _ := unstructured.NestedString(cm.Object, "data", "script"); got != script {
 		t.Fatalf("installed script %q, want %q", got, script)
+	}
+}
+
+// commonChart is a chart whose objects already carry labels and annotations
+// of their own, with a selector and a pod template (which common_metadata
+// leaves alone), a test hook, and a CRD in crds/ (never post-rendered).
+func commonChart(t *testing.T) (string, string) {
+	t.Helper()
+	return writeChart(t, "0.1.0", map[string]string{
+		"Chart.yaml":  "apiVersion: v2\nname: common\nversion: 0.1.0\n",
+		"values.yaml": "replicaCount: 1\n",
+		"crds/gadgets.yaml": `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: gadgets.example.com
+spec:
+  group: example.com
+  names: {kind: Gadget, plural: gadgets, singular: gadget, listKind: GadgetList}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+`,
+		"templates/cm.yaml": `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ .Release.Name }}-cm
+  labels:
+    team: chart
+    app: common
+  annotations:
+    example.com/note: chart
+data:
+  v: one
+`,
+		"templates/deploy.yaml": `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}
+spec:
+  replicas: {{ .Values.replicaCount }}
+  selector:
+    matchLabels:
+      app: common
+  template:
+    metadata:
+      labels:
+        app: common
+    spec:
+      containers:
+      - name: c
+        image: busybox
+`,
+		"templates/tests/test.yaml": `apiVersion: v1
+kind: Pod
+metadata:
+  name: {{ .Release.Name }}-test
+  annotations:
+    helm.sh/hook: test
+spec:
+  restartPolicy: Never
+  containers:
+  - name: t
+    image: busybox
+`,
+	})
+}
+
+// releaseRendered is what the release of spec renders for an install: its
+// own install action (newInstall, which post-renders with newPostRenderer),
+// run client-only, printed as Template prints it.
+func releaseRendered(t *testing.T, spec *Spec) []TemplatedObject {
+	t.Helper()
+	s := spec.withDefaults()
+	ch, err := loadChart(s.ChartPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	values, _, err := composeValues(context.Background(), nil, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := newInstall(action.NewConfiguration(action.ConfigurationSetLogger(slog.DiscardHandler)), s, ReleaseName(s), releaseNamespace(s), releaseState{kind: stateAbsent})
+	in.DryRunStrategy, in.Replace = action.DryRunClient, true
+	rel, err := runRelease(in.RunWithContext(context.Background(), ch, values))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	fmt.Fprintln(&b, strings.TrimSpace(rel.Manifest))
+	for _, h := range rel.Hooks {
+		fmt.Fprintf(&b, "---\n# Source: %s\n%s\n", h.Path, h.Manifest)
+	}
+	objs, err := templatedObjects(b.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objs
+}
+
+// withoutOrigin is o without the origin labels a release adds.
+func withoutOrigin(o *unstructured.Unstructured) map[string]any {
+	c := o.DeepCopy()
+	labels := c.GetLabels()
+	delete(labels, OriginNameLabel)
+	delete(labels, OriginNamespaceLabel)
+	if len(labels) == 0 {
+		labels = nil
+	}
+	c.SetLabels(labels)
+	return c.Object
+}
+
+// TestTemplateCommonMetadata: common_metadata's labels and annotations are
+// on every object the template renders, over the chart's and the
+// post-renderers', on metadata only, on hooks unless post_render_strategy is
+// nohooks, never on the CRDs of crds/; and every object is the one the
+// release's own install renders, but for the release's origin labels.
+func TestTemplateCommonMetadata(t *testing.T) {
+	path, digest := commonChart(t)
+	cm := CommonMetadata{Labels: map[string]string{"team": "platform", "example.com/tier": "web"},
+		Annotations: map[string]string{"example.com/note": "common", "example.com/owner": "sre"}}
+	patchTeam := []PostRenderer{{Kustomize: &Kustomize{Patches: []KustomizePatch{{
+		Patch:  `[{"op": "add", "path": "/metadata/labels/team", "value": "patched"}, {"op": "add", "path": "/metadata/labels/patched", "value": "yes"}]`,
+		Target: &KustomizeSelector{Kind: "ConfigMap"},
+	}}}}}
+	for _, tc := range []struct {
+		name          string
+		cm            CommonMetadata
+		strategy      string
+		postRenderers []PostRenderer
+		opts          TemplateOptions
+		// bare are the kinds that do not get the common metadata.
+		bare []string
+		// extra are labels some objects keep besides common_metadata's (by
+		// kind).
+		extra map[string]map[string]string
+	}{
+		{name: "labels and annotations, hooks too", cm: cm, extra: map[string]map[string]string{"ConfigMap": {"app": "common"}}},
+		{name: "labels only", cm: CommonMetadata{Labels: cm.Labels}},
+		{name: "annotations only", cm: CommonMetadata{Annotations: cm.Annotations}},
+		{name: "nohooks leaves the hooks", cm: cm, strategy: PostRenderNoHooks, bare: []string{"Pod"}},
+		{name: "separate gives the hooks", cm: cm, strategy: PostRenderSeparate},
+		{name: "over the post-renderers", cm: cm, postRenderers: patchTeam,
+			extra: map[string]map[string]string{"ConfigMap": {"app": "common", "patched": "yes"}}},
+		{name: "not on crds", cm: cm, opts: TemplateOptions{IncludeCRDs: true}, bare: []string{"CustomResourceDefinition"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			spec := &Spec{Name: "rel", Namespace: "apps", ChartPath: path, ChartDigest: digest, CommonMetadata: tc.cm,
+				PostRenderStrategy: tc.strategy, PostRenderers: tc.postRenderers}
+			got, err := Template(context.Background(), spec, tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			plain, err := Template(context.Background(), &Spec{Name: "rel", Namespace: "apps", ChartPath: path, ChartDigest: digest,
+				PostRenderStrategy: tc.strategy, PostRenderers: tc.postRenderers}, tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got.Objects) != len(plain.Objects) || len(got.Objects) < 3 {
+				t.Fatalf("%d objects, %d without common_metadata", len(got.Objects), len(plain.Objects))
+			}
+			for i, o := range got.Objects {
+				kind, before := o.Object.GetKind(), plain.Objects[i].Object
+				if slices.Contains(tc.bare, kind) {
+					if !reflect.DeepEqual(o.Object.Object, before.Object) {
+						t.Errorf("%s got common_metadata:\n%s", kind, o.Manifest)
+					}
+					continue
+				}
+				for k, v := range tc.cm.Labels {
+					if o.Object.GetLabels()[k] != v {
+						t.Errorf("%s: label %s = %q, want %q (labels %v)", kind, k, o.Object.GetLabels()[k], v, o.Object.GetLabels())
+					}
+				}
+				for k, v := range tc.cm.Annotations {
+					if o.Object.GetAnnotations()[k] != v {
+						t.Errorf("%s: annotation %s = %q, want %q", kind, k, o.Object.GetAnnotations()[k], v)
+					}
+				}
+				// Nothing else changed: the metadata of the object without
+				// common_metadata, with common_metadata's keys set over it.
+				want := before.DeepCopy()
+				want.SetLabels(merged(before.GetLabels(), tc.cm.Labels))
+				want.SetAnnotations(merged(before.GetAnnotations(), tc.cm.Annotations))
+				if !reflect.DeepEqual(o.Object.Object, want.Object) {
+					t.Errorf("%s is not the object without common_metadata plus its keys:\n--- got\n%s\n--- without\n%s", kind, o.Manifest, plain.Objects[i].Manifest)
+				}
+				for k, v := range tc.extra[kind] {
+					if o.Object.GetLabels()[k] != v {
+						t.Errorf("%s: label %s = %q, want %q", kind, k, o.Object.GetLabels()[k], v)
+					}
+				}
+				if !strings.Contains(got.Manifest, strings.TrimSpace(o.Manifest)) {
+					t.Errorf("%s's document is not in the manifest", kind)
+				}
+			}
+			// The Deployment's selector and pod template keep the chart's
+			// labels only.
+			for _, o := range got.Objects {
+				if o.Object.GetKind() != "Deployment" {
+					continue
+				}
+				for _, f := range [][]string{{"spec", "selector", "matchLabels"}, {"spec", "template", "metadata", "labels"}} {
+					if m, _, _ := unstructured.NestedStringMap(o.Object.Object, f...); !reflect.DeepEqual(m, map[string]string{"app": "common"}) {
+						t.Errorf("%s = %v, want the chart's only", strings.Join(f, "."), m)
+					}
+				}
+			}
+			// The release's own install renders the same objects, with its
+			// origin labels over them (crds/ are not rendered by it).
+			rel := releaseRendered(t, spec)
+			var tmpl []TemplatedObject
+			for _, o := range got.Objects {
+				if o.Object.GetKind() != "CustomResourceDefinition" {
+					tmpl = append(tmpl, o)
+				}
+			}
+			if len(rel) != len(tmpl) {
+				t.Fatalf("the release renders %d objects, the template %d", len(rel), len(tmpl))
+			}
+			for i := range rel {
+				if rel[i].Object.GetLabels()[OriginNameLabel] != "rel" && !slices.Contains(tc.bare, rel[i].Object.GetKind()) {
+					t.Errorf("the release's %s has no origin labels: %v", rel[i].Object.GetKind(), rel[i].Object.GetLabels())
+				}
+				if w, g := withoutOrigin(rel[i].Object), tmpl[i].Object.Object; !reflect.DeepEqual(w, g) {
+					t.Errorf("the release renders %s otherwise:\n--- release\n%s\n--- template\n%s", tmpl[i].Object.GetKind(), rel[i].Manifest, tmpl[i].Manifest)
+				}
+			}
+		})
+	}
+}
+
+// merged is b's keys set over a's; nil when both are empty.
+func merged(a, b map[string]string) map[string]string {
+	if len(a)+len(b) == 0 {
+		return nil
+	}
+	out := maps.Clone(a)
+	if out == nil {
+		out = map[string]string{}
+	}
+	maps.Copy(out, b)
+	return out
+}
+
+// TestTemplateSchemaValidation: values the chart's values.schema.json
+// refuses fail the template on `values` with the schema's error, as the
+// release's install does; Install.DisableSchemaValidation (the data source's
+// disable_schema_validation) renders them, as `helm template
+// --skip-schema-validation`.
+func TestTemplateSchemaValidation(t *testing.T) {
+	path, digest := writeChart(t, "0.1.0", map[string]string{
+		"Chart.yaml":         "apiVersion: v2\nname: strict\nversion: 0.1.0\n",
+		"values.yaml":        "replicaCount: 1\n",
+		"values.schema.json": `{"type": "object", "properties": {"replicaCount": {"type": "integer"}}, "additionalProperties": false}`,
+		"templates/cm.yaml":  "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\ndata:\n  replicas: {{ .Values.replicaCount | quote }}\n",
+	})
+	for _, tc := range []struct {
+		name    string
+		values  map[string]any
+		skip    bool
+		want    string // in the manifest
+		wantErr []string
+	}{
+		{name: "valid values", values: map[string]any{"replicaCount": 2}, want: `replicas: "2"`},
+		{name: "refused", values: map[string]any{"replicaCount": "three"},
+			wantErr: []string{"values don't meet the specifications of the schema", "replicaCount"}},
+		{name: "unknown key refused", values: map[string]any{"replicas": 2},
+			wantErr: []string{"values don't meet the specifications of the schema", "replicas"}},
+		{name: "refused, skipped", values: map[string]any{"replicaCount": "three"}, skip: true, want: `replicas: "three"`},
+		{name: "unknown key, skipped", values: map[string]any{"replicas": 2}, skip: true, want: `replicas: "1"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			spec := &Spec{Name: "rel", Namespace: "apps", ChartPath: path, ChartDigest: digest, Values: tc.values,
+				Install: Install{DisableSchemaValidation: tc.skip}}
+			got, err := Template(context.Background(), spec, TemplateOptions{})
+			if tc.wantErr != nil {
+				var fe *fielderr.Error
+				if !errors.As(err, &fe) || fe.Path != "values" {
+					t.Fatalf("error %v, want one on values", err)
+				}
+				for _, w := range tc.wantErr {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("error %q lacks %q", err, w)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(got.Manifest, tc.want) {
+				t.Errorf("manifest lacks %q:\n%s", tc.want, got.Manifest)
+			}
+			// As the release's install action: the same switch, the same render.
+			in := newInstall(action.NewConfiguration(), spec.withDefaults(), "rel", "apps", releaseState{kind: stateAbsent})
+			if in.SkipSchemaValidation != tc.skip {
+				t.Errorf("the release's install skips the schema: %v, the template: %v", in.SkipSchemaValidation, tc.skip)
+			}
+		})
 	}
 }
