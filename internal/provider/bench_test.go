@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -32,6 +33,14 @@ func tofuCPU(b *testing.B, dir, rc string, args ...string) (int, time.Duration) 
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
+	if dir := os.Getenv("STEVEDORE_BENCH_LOG_DIR"); dir != "" {
+		// What the CLI printed, each run appended: a resource's "Creation
+		// complete after" is where an apply's time went.
+		if f, ferr := os.OpenFile(filepath.Join(dir, filepath.Base(cmd.Dir)+".log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600); ferr == nil {
+			fmt.Fprintf(f, "== tofu %s\n%s", strings.Join(args, " "), out.String())
+			f.Close()
+		}
+	}
 	var cpu time.Duration
 	if cmd.ProcessState != nil {
 		cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()

@@ -30,6 +30,7 @@ import (
 // -auto-approve -parallelism=10`), and the ratio of each stevedore median to
 // the helm provider's.
 //
+// With STEVEDORE_BENCH_LOG_DIR=<dir>, what tofu printed goes to <dir>/<side>.log.
 // With STEVEDORE_BENCH_API_COUNTS=1 it also logs the API server's requests
 // of each phase of each side by verb and resource (from its
 // apiserver_request_total metric), summed over the rounds.
@@ -57,12 +58,13 @@ func BenchmarkTofuInstall30(b *testing.B) {
 		name, wd string
 		cfg      [2]string // the install's configuration, the upgrade's
 		runs     map[string][]time.Duration
+		cpu      map[string][]time.Duration
 		requests map[string]map[string]float64
 	}
 	var sides []*side
 	for _, name := range []string{"stevedore-ssa", "stevedore-csa", "helm"} {
 		ns := "bench-install-" + name
-		s := &side{name: name, wd: filepath.Join(dir, name), runs: map[string][]time.Duration{}, requests: map[string]map[string]float64{}}
+		s := &side{name: name, wd: filepath.Join(dir, name), runs: map[string][]time.Duration{}, cpu: map[string][]time.Duration{}, requests: map[string]map[string]float64{}}
 		switch name {
 		case "helm":
 			s.cfg[0] = helmReleasesConfig(env.Cluster.Kubeconfig, helmState, compareReleases, ns, "")
@@ -107,8 +109,9 @@ func BenchmarkTofuInstall30(b *testing.B) {
 					before = apiRequests(b, env)
 				}
 				start := time.Now()
-				tofu(b, s.wd, rc, args...)
+				_, cpu := tofuCPU(b, s.wd, rc, args...)
 				s.runs[phase] = append(s.runs[phase], time.Since(start))
+				s.cpu[phase] = append(s.cpu[phase], cpu)
 				if counting {
 					after := apiRequests(b, env)
 					if s.requests[phase] == nil {
@@ -133,7 +136,7 @@ func BenchmarkTofuInstall30(b *testing.B) {
 				b.ReportMetric(float64(m)/float64(median(helm.runs[phase])), s.name+"/helm-"+phase+"-ratio")
 			}
 			// On stderr: the testing package truncates a benchmark's log.
-			fmt.Fprintf(os.Stderr, "%s %s (ms, in order): %s\n", s.name, phase, formatMillis(s.runs[phase]))
+			fmt.Fprintf(os.Stderr, "%s %s (ms, in order): %s; CPU of tofu and its providers (ms): %s\n", s.name, phase, formatMillis(s.runs[phase]), formatMillis(s.cpu[phase]))
 			if counting {
 				fmt.Fprintf(os.Stderr, "%s %s requests over %d rounds: %s\n", s.name, phase, round, formatRequests(s.requests[phase]))
 			}

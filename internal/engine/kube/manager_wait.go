@@ -24,22 +24,45 @@ type WaitOptions struct {
 	FailFast bool
 }
 
-// waitRamp is how a wait's reads start: an object a write has just made is
-// often ready within a second (a Deployment's first Pod, a Job that exits at
-// once), and a wait that read it only every PollInterval would keep the
-// apply waiting for most of an interval after that. So the first reads come
-// every 250 ms for a second, then every 500 ms for two more, then every
-// Interval: seven reads of each object more than a plain 2-second poll in
-// the first three seconds, none after. A stage lasts half an interval past
-// its last read, so that no read is sent as its time runs out (client-go's
-// rate limiter refuses a request that would end after the deadline).
-var waitRamp = []struct{ interval, length time.Duration }{
+// WaitRamp is how the engines' waits start reading: an object a write has
+// just made is often ready within a second (a Deployment's first Pod, a Job
+// that exits at once), and a wait that read it only every PollInterval would
+// keep the apply waiting for most of an interval after that. So the first
+// reads come every 250 ms for a second, then every 500 ms for two more, then
+// every PollInterval: seven reads of each object more than a plain 2-second
+// poll in the first three seconds, none after. A stage lasts half an
+// interval past its last read, so that no read is sent as its time runs out
+// (client-go's rate limiter refuses a request that would end after the
+// deadline).
+var WaitRamp = []RampStage{
 	{250 * time.Millisecond, 1125 * time.Millisecond},
 	{500 * time.Millisecond, 2250 * time.Millisecond},
 }
 
+// RampStage is a stage of WaitRamp: reads every Interval for Length.
+type RampStage struct{ Interval, Length time.Duration }
+
+// Ramp runs a wait of timeout in the stages of WaitRamp that are faster than
+// interval and fit in timeout, then in one last stage of interval for the
+// time left. stage waits for one stage and says whether it ended for lack
+// of time; the first stage that ends otherwise (done, or failed) ends Ramp
+// with its error, and so does the last stage.
+func Ramp(timeout, interval time.Duration, stage func(RampStage) (outOfTime bool, err error)) error {
+	start := time.Now()
+	for _, st := range WaitRamp {
+		if st.Interval >= interval || st.Length >= timeout-time.Since(start) {
+			break
+		}
+		if over, err := stage(st); !over {
+			return err
+		}
+	}
+	_, err := stage(RampStage{Interval: interval, Length: timeout - time.Since(start)})
+	return err
+}
+
 // Wait blocks until every object in entries is Current by kstatus, or returns an
-// error naming the objects that are not. The reads follow waitRamp, then
+// error naming the objects that are not. The reads follow WaitRamp, then
 // come every opts.Interval.
 func (m *Manager) Wait(ctx context.Context, entries []Entry, opts WaitOptions) error {
 	set := make(object.ObjMetadataSet, 0, len(entries))
@@ -58,26 +81,14 @@ func (m *Manager) Wait(ctx context.Context, entries []Entry, opts WaitOptions) e
 		o.Timeout = opts.Timeout
 	}
 	o.FailFast = opts.FailFast
-	start := time.Now()
-	for _, stage := range waitRamp {
-		left := o.Timeout - time.Since(start)
-		if stage.interval >= o.Interval || stage.length >= left {
-			break
-		}
+	return Ramp(o.Timeout, o.Interval, func(st RampStage) (bool, error) {
 		so := o
-		so.Interval, so.Timeout = stage.interval, stage.length
-		sctx, cancel := context.WithTimeout(ctx, stage.length)
+		so.Interval, so.Timeout = st.Interval, st.Length
+		sctx, cancel := context.WithTimeout(ctx, st.Length)
+		defer cancel()
 		deadline, _ := sctx.Deadline()
 		err := m.rm.WaitForSetWithContext(sctx, set, so)
-		stageOver := ctx.Err() == nil && (errors.Is(sctx.Err(), context.DeadlineExceeded) || !time.Now().Before(deadline))
-		cancel()
-		if err == nil || !stageOver {
-			return err
-		}
-		// Not ready yet (or not yet read): the next stage reads again,
-		// less often; a Failed object ended the stage early, so it is
-		// not this.
-	}
-	o.Timeout -= time.Since(start)
-	return m.rm.WaitForSetWithContext(ctx, set, o)
+		// A Failed object ends a stage early, so this is not it.
+		return err != nil && ctx.Err() == nil && (errors.Is(sctx.Err(), context.DeadlineExceeded) || !time.Now().Before(deadline)), err
+	})
 }

@@ -144,10 +144,11 @@ func (c *waitClient) GetWaiter(ws helmkube.WaitStrategy) (helmkube.Waiter, error
 }
 
 func (c *waitClient) GetWaiterWithOptions(ws helmkube.WaitStrategy, opts ...helmkube.WaitOption) (helmkube.Waiter, error) {
-	legacy, err := c.Client.GetWaiterWithOptions(helmkube.LegacyStrategy, opts...)
+	helmLegacy, err := c.Client.GetWaiterWithOptions(helmkube.LegacyStrategy, opts...)
 	if err != nil {
 		return nil, err
 	}
+	legacy := rampedWaiter{Waiter: helmLegacy}
 	switch ws {
 	case noWaitStrategy, noWaitUninstallStrategy:
 		return hooksOnlyWaiter{Waiter: legacy, waitDeletes: ws == noWaitStrategy}, nil
@@ -155,6 +156,53 @@ func (c *waitClient) GetWaiterWithOptions(ws helmkube.WaitStrategy, opts ...helm
 		return pollerWaiter{Waiter: legacy, f: c.f, health: c.health}, nil
 	}
 	return legacy, nil
+}
+
+// rampedWaiter is Helm's legacy waiter reading as kube.WaitRamp says: Helm
+// reads the resources at once and then every 2 seconds, so a resource ready
+// a moment after the first read kept the action waiting for the rest of the
+// interval. Here the first reads of Wait, WaitWithJobs and WaitForDelete are
+// Helm's own, each a call with a timeout of the ramp's interval (a call
+// reads once, at its start, and ends with its timeout); the last call is
+// Helm's with the time left, so that a wait that runs out of time ends as
+// Helm's does. What ready means is Helm's (its ReadyChecker), untouched.
+// Hooks are watched (WatchUntilReady), not polled: they pass through.
+type rampedWaiter struct {
+	helmkube.Waiter
+}
+
+func (w rampedWaiter) Wait(list helmkube.ResourceList, timeout time.Duration) error {
+	return rampCalls(timeout, func(t time.Duration) error { return w.Waiter.Wait(list, t) })
+}
+
+func (w rampedWaiter) WaitWithJobs(list helmkube.ResourceList, timeout time.Duration) error {
+	return rampCalls(timeout, func(t time.Duration) error { return w.Waiter.WaitWithJobs(list, t) })
+}
+
+func (w rampedWaiter) WaitForDelete(list helmkube.ResourceList, timeout time.Duration) error {
+	return rampCalls(timeout, func(t time.Duration) error { return w.Waiter.WaitForDelete(list, t) })
+}
+
+// legacyInterval is how often Helm's legacy waiter reads.
+const legacyInterval = 2 * time.Second
+
+// rampCalls runs wait, a Helm wait given its timeout, in the stages of
+// kube.WaitRamp: in each, one call per interval, with the interval as its
+// timeout; a call that ends other than out of time (done, or failed) ends
+// the wait.
+func rampCalls(timeout time.Duration, wait func(time.Duration) error) error {
+	return kube.Ramp(timeout, legacyInterval, func(st kube.RampStage) (bool, error) {
+		if st.Interval >= legacyInterval {
+			return false, wait(st.Length) // the last stage: Helm's own
+		}
+		var err error
+		for end := time.Now().Add(st.Length); time.Until(end) >= st.Interval; {
+			if err = wait(st.Interval); err == nil || !errors.Is(err, context.DeadlineExceeded) {
+				return false, err
+			}
+		}
+		return true, err
+	})
 }
 
 // hooksOnlyWaiter waits for hooks (WatchUntilReady) and, with waitDeletes,
