@@ -82,7 +82,9 @@ func healthCheckExprsBlock() schema.ListNestedBlock {
 		MarkdownDescription: "helm-controller's `healthCheckExprs` (1.5+): health checks of custom resources in CEL, as Flux's " +
 			"cheat sheet writes them. They apply where helm-controller applies them: to the waits of `wait_strategy = \"poller\"` " +
 			"(the default) of installs, upgrades and rollbacks whose wait is not disabled, and to the report of the objects not " +
-			"ready that a timed-out wait gives. An object a check applies to (by the group of `api_version`, and `kind` when set; " +
+			"ready that a timed-out wait gives. Drift correction waits for no object's health (only for a CustomResourceDefinition " +
+			"or Namespace it makes again, as helm-controller's), so no check runs there; the next plan's drift detection compares " +
+			"the objects, not their health. An object a check applies to (by the group of `api_version`, and `kind` when set; " +
 			"an entry with a `kind` wins over a group-only one) is InProgress while its `status.observedGeneration` (an integer) " +
 			"is not its `metadata.generation`; then `in_progress`, `failed` and `current` are evaluated in this order and the " +
 			"first that is true says its status; none true is InProgress. The expressions read the object's top-level fields " +
