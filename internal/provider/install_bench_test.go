@@ -30,6 +30,11 @@ import (
 // -auto-approve -parallelism=10`), and the ratio of each stevedore median to
 // the helm provider's.
 //
+// Beside them, for reference, the Helm 4 CLI does the same with no Terraform:
+// 30 `helm install --wait` (Helm 4's watcher wait, server-side apply), 10 at a
+// time, then 30 `helm upgrade --wait` with the value changed, then 30 `helm
+// uninstall --wait`, into a namespace of its own (side helm4-cli).
+//
 // With STEVEDORE_BENCH_LOG_DIR=<dir>, what tofu printed goes to <dir>/<side>.log.
 // With STEVEDORE_BENCH_API_COUNTS=1 it also logs the API server's requests
 // of each phase of each side by verb and resource (from its
@@ -62,10 +67,12 @@ func BenchmarkTofuInstall30(b *testing.B) {
 		requests map[string]map[string]float64
 	}
 	var sides []*side
-	for _, name := range []string{"stevedore-ssa", "stevedore-csa", "helm"} {
+	for _, name := range []string{"stevedore-ssa", "stevedore-csa", "helm", "helm4-cli"} {
 		ns := "bench-install-" + name
 		s := &side{name: name, wd: filepath.Join(dir, name), runs: map[string][]time.Duration{}, cpu: map[string][]time.Duration{}, requests: map[string]map[string]float64{}}
 		switch name {
+		case "helm4-cli":
+			s.cfg = [2]string{ns, ns}
 		case "helm":
 			s.cfg[0] = helmReleasesConfig(env.Cluster.Kubeconfig, helmState, compareReleases, ns, "")
 		default:
@@ -78,7 +85,7 @@ func BenchmarkTofuInstall30(b *testing.B) {
 		}
 		// The upgrade: every release's config.index changes.
 		s.cfg[1] = strings.Replace(s.cfg[0], "index = count.index", "index = count.index + 1000", 1)
-		if s.cfg[1] == s.cfg[0] {
+		if s.cfg[1] == s.cfg[0] && name != "helm4-cli" {
 			b.Fatalf("%s: the upgrade's configuration is the install's", name)
 		}
 		if _, err := env.Cluster.Kubectl(context.Background(), "create", "namespace", ns); err != nil {
@@ -93,6 +100,12 @@ func BenchmarkTofuInstall30(b *testing.B) {
 			s := sides[(i+round)%len(sides)]
 			for _, phase := range phases {
 				var args []string
+				if s.name == "helm4-cli" {
+					start := time.Now()
+					helm4CLI(b, env, s.cfg[0], phase)
+					s.runs[phase] = append(s.runs[phase], time.Since(start))
+					continue
+				}
 				switch phase {
 				case "install", "upgrade":
 					cfg := s.cfg[0]
@@ -132,7 +145,7 @@ func BenchmarkTofuInstall30(b *testing.B) {
 		for _, phase := range phases {
 			m := median(s.runs[phase])
 			b.ReportMetric(float64(m.Milliseconds()), s.name+"-ms/"+phase+"-median")
-			if s != helm {
+			if s.name != "helm" && s.name != "helm4-cli" {
 				b.ReportMetric(float64(m)/float64(median(helm.runs[phase])), s.name+"/helm-"+phase+"-ratio")
 			}
 			// On stderr: the testing package truncates a benchmark's log.
@@ -140,6 +153,37 @@ func BenchmarkTofuInstall30(b *testing.B) {
 			if counting {
 				fmt.Fprintf(os.Stderr, "%s %s requests over %d rounds: %s\n", s.name, phase, round, formatRequests(s.requests[phase]))
 			}
+		}
+	}
+}
+
+// helm4CLI runs phase (install, upgrade, destroy) of the 30 releases with the
+// Helm 4 CLI in namespace ns, 10 at a time, each waited for.
+func helm4CLI(b *testing.B, env *testenv.Env, ns, phase string) {
+	b.Helper()
+	sem := make(chan struct{}, 10)
+	errs := make(chan error, compareReleases)
+	for i := range compareReleases {
+		name := fmt.Sprintf("r%03d", i)
+		var args []string
+		switch phase {
+		case "install":
+			args = []string{"install", name, podinfoSrc(), "-n", ns, "--wait", "--set", fmt.Sprintf("config.index=%d", i)}
+		case "upgrade":
+			args = []string{"upgrade", name, podinfoSrc(), "-n", ns, "--wait", "--set", fmt.Sprintf("config.index=%d", i+1000)}
+		case "destroy":
+			args = []string{"uninstall", name, "-n", ns, "--wait"}
+		}
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem }()
+			_, err := testenv.HelmCLI(context.Background(), env.Cluster.Kubeconfig, "helm4", args...)
+			errs <- err
+		}()
+	}
+	for range compareReleases {
+		if err := <-errs; err != nil {
+			b.Fatal(err)
 		}
 	}
 }

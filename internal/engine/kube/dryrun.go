@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/fluxcd/cli-utils/pkg/kstatus/polling"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
@@ -51,7 +50,7 @@ func (f *Factory) DryRun() (*Factory, error) {
 	g := &Factory{cfg: f.cfg, fieldManager: f.fieldManager, shared: f.shared}
 	g.once.Do(func() {})
 	g.rest, g.http, g.mapper, g.client, g.dynamic, g.discovery = rc, hc, f.mapper, c, dyn, f.discovery
-	g.poller = polling.NewStatusPoller(c, f.mapper, polling.Options{})
+	g.poller = newPoller(c, f.mapper)
 	return g, nil
 }
 

@@ -90,7 +90,7 @@ func (f *Factory) build() error {
 	}
 	f.rest, f.http, f.mapper, f.client, f.dynamic = rc, hc, mapper, c, dyn
 	f.discovery = memory.NewMemCacheClient(dc)
-	f.poller = polling.NewStatusPoller(c, mapper, polling.Options{})
+	f.poller = newPoller(c, mapper)
 	return nil
 }
 
@@ -180,6 +180,6 @@ func (f *Factory) Impersonate(namespace, name string) (*Factory, error) {
 	g := &Factory{cfg: f.cfg, fieldManager: f.fieldManager, shared: newSharedLists()}
 	g.once.Do(func() {})
 	g.rest, g.http, g.mapper, g.client, g.dynamic, g.discovery = rc, hc, f.mapper, c, dyn, f.discovery
-	g.poller = polling.NewStatusPoller(c, f.mapper, polling.Options{})
+	g.poller = newPoller(c, f.mapper)
 	return g, nil
 }

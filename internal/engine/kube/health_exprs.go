@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/fluxcd/cli-utils/pkg/kstatus/polling"
 	"github.com/fluxcd/cli-utils/pkg/kstatus/polling/engine"
 	"github.com/fluxcd/cli-utils/pkg/kstatus/polling/statusreaders"
 	"github.com/fluxcd/cli-utils/pkg/kstatus/status"
@@ -245,7 +244,7 @@ func (m *Manager) WithHealthChecks(h *HealthChecks, completeJobs bool) *Manager 
 	if completeJobs {
 		readers = append(readers, jobStatusReader{statusreaders.NewGenericStatusReader(m.mapper, jobStatus)})
 	}
-	poller := polling.NewStatusPoller(m.client, m.mapper, polling.Options{CustomStatusReaders: readers})
+	poller := newPoller(m.client, m.mapper, readers...)
 	rm := ssa.NewResourceManager(m.client, poller, ssa.Owner{Field: m.fieldManager, Group: OwnerGroup})
 	rm.SetConcurrency(managerConcurrency)
 	c := *m

@@ -1,7 +1,6 @@
 package kube
 
 import (
-	"github.com/fluxcd/cli-utils/pkg/kstatus/polling"
 	"github.com/fluxcd/cli-utils/pkg/kstatus/polling/engine"
 	"github.com/fluxcd/cli-utils/pkg/kstatus/polling/statusreaders"
 	"github.com/fluxcd/cli-utils/pkg/kstatus/status"
@@ -16,7 +15,7 @@ import (
 // needs done would not be waited for. Failed Jobs are Failed either way.
 func (m *Manager) WithCompleteJobs() *Manager {
 	jobs := jobStatusReader{statusreaders.NewGenericStatusReader(m.mapper, jobStatus)}
-	poller := polling.NewStatusPoller(m.client, m.mapper, polling.Options{CustomStatusReaders: []engine.StatusReader{jobs}})
+	poller := newPoller(m.client, m.mapper, jobs)
 	rm := ssa.NewResourceManager(m.client, poller, ssa.Owner{Field: m.fieldManager, Group: OwnerGroup})
 	rm.SetConcurrency(managerConcurrency)
 	c := *m

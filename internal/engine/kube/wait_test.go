@@ -47,3 +47,55 @@ func TestWait_rampKeepsTheTimeoutAndItsReport(t *testing.T) {
 		t.Fatalf("deployment did not become Current: %v", err)
 	}
 }
+
+// A wait reads a Deployment's status from the Deployment alone (newPoller):
+// an identity that may read Deployments but may not list ReplicaSets or Pods
+// waits for one as the provider's own identity does.
+func TestWait_deploymentReadAlone(t *testing.T) {
+	ctx := testenv.Context(t)
+	f := newFactory(t)
+	admin, err := f.Manager()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := testenv.UniqueName(t, "kube-test-readalone")
+	objs := mustObjects(t, strings.ReplaceAll(deploymentManifests, "kube-test-deploy", ns)+`
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: waiter, namespace: `+ns+`}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: waiter, namespace: `+ns+`}
+rules:
+- apiGroups: [apps]
+  resources: [deployments]
+  verbs: [get, list, watch]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: waiter, namespace: `+ns+`}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: waiter}
+subjects:
+- {kind: ServiceAccount, name: waiter, namespace: `+ns+`}
+`)
+	if _, err := admin.ApplyStaged(ctx, objs, ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	sa, err := f.Impersonate(ns, "waiter")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := sa.Manager()
+	if err != nil {
+		t.Fatal(err)
+	}
+	deployment := Inventory(objs[1:2])
+	if !strings.HasPrefix(deployment[0].ID, ns+"_web_apps_Deployment") {
+		t.Fatalf("inventory %v: want the Deployment", deployment)
+	}
+	if err := m.Wait(ctx, deployment, WaitOptions{Interval: PollInterval, Timeout: time.Minute, FailFast: true}); err != nil {
+		t.Fatalf("the service account's wait for the Deployment: %v", err)
+	}
+}
