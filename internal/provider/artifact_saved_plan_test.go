@@ -44,6 +44,7 @@ resource "stevedore_helmrelease" "podinfo" {
 // plans, from either cache, are empty. A version republished between plan
 // and apply stops the apply before the release is touched.
 func TestCLI_savedPlanOfAChartVersionBump(t *testing.T) {
+	t.Parallel()
 	forEachCLI(t, func(t *testing.T, c cli) {
 		repo := startTestRepo(t, testenv.HelmRepoOptions{}, "1.0.0")
 		ns := uniqueNamespace(t, "saved-plan-"+c.name)

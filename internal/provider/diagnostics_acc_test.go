@@ -231,6 +231,7 @@ func stalledKubeconfig(t *testing.T) string {
 // diagnostic each, which names the cause once (and, for the set, how many
 // objects it failed), not one per object.
 func TestAccServerDown_causeNamedOnce(t *testing.T) {
+	t.Parallel()
 	ns := uniqueNamespace(t, "down")
 	chartDir := t.TempDir()
 	for name, content := range map[string]string{

@@ -95,6 +95,7 @@ func helmTemplateOutput(t *testing.T, path, name, namespace string, values map[s
 // whose cluster is not known at plan: the data source never needs it, and
 // gives what helm template gives.
 func TestAccHelmTemplate_isHelmTemplate(t *testing.T) {
+	t.Parallel()
 	renderAccTest(t, func(t *testing.T) resource.TestCase {
 		podinfo, podinfoDigest := packagedChart(t, "podinfo")
 		crds, crdsDigest := packagedChart(t, "crds")
@@ -257,6 +258,7 @@ provider "stevedore" {
 // TestAccHelmTemplate_postRenderersAndErrors renders with the release's
 // post_renderers, and refuses bad input on the attribute it is about.
 func TestAccHelmTemplate_postRenderersAndErrors(t *testing.T) {
+	t.Parallel()
 	renderAccTest(t, func(t *testing.T) resource.TestCase {
 		podinfo, digest := packagedChart(t, "podinfo")
 		other := "sha256:" + strings.Repeat("0", 64)

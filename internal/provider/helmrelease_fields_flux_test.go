@@ -30,12 +30,12 @@ func TestAccHelmRelease_upgradeStrategyRetryOnFailure(t *testing.T) {
 		cacheDir := t.TempDir()
 		chartDir := chartCopy(t, "1.0.0")
 		config := func(bad bool) string {
-			sel := "{}"
+			sel, timeout := "{}", "10s"
 			if bad {
-				sel = noSuchNode
+				sel, timeout = noSuchNode, stuckTimeout
 			}
 			return releaseConfig(cacheDir, chartDir, ns, fmt.Sprintf(`
-  timeout = "10s"
+  timeout = %q
   values  = { nodeSelector = %s }
   upgrade {
     strategy {
@@ -45,7 +45,7 @@ func TestAccHelmRelease_upgradeStrategyRetryOnFailure(t *testing.T) {
     remediation {
       retries = 1
     }
-  }`, sel))
+  }`, timeout, sel))
 		}
 		failed := wrapped(`upgrade failed.*upgrade\.strategy is RetryOnFailure: no remediation ran`)
 		revisions := func(want ...string) func() {
@@ -93,12 +93,12 @@ func TestAccHelmRelease_installStrategyRetryOnFailure(t *testing.T) {
 		cacheDir := t.TempDir()
 		chartDir := chartCopy(t, "1.0.0")
 		config := func(bad bool) string {
-			sel := "{}"
+			sel, timeout := "{}", "10s"
 			if bad {
-				sel = noSuchNode
+				sel, timeout = noSuchNode, stuckTimeout
 			}
 			return releaseConfig(cacheDir, chartDir, ns, fmt.Sprintf(`
-  timeout = "10s"
+  timeout = %q
   values  = { nodeSelector = %s }
   install {
     strategy {
@@ -107,7 +107,7 @@ func TestAccHelmRelease_installStrategyRetryOnFailure(t *testing.T) {
     remediation {
       retries = 2
     }
-  }`, sel))
+  }`, timeout, sel))
 		}
 		return resource.TestCase{
 			Steps: []resource.TestStep{

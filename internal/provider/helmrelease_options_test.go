@@ -117,6 +117,12 @@ func deploymentReplicas(t *testing.T, ns, name string) (int64, error) {
 
 const noSuchNode = `{ "stevedore.dev/no-such-node" = "true" }`
 
+// stuckTimeout is the timeout of a step whose pods can never run
+// (noSuchNode) and whose wait therefore always lasts its whole timeout: a
+// short one fails the same way, sooner. Steps with values that roll out keep
+// a timeout their rollout meets on a busy machine.
+const stuckTimeout = "3s"
+
 // TestAccHelmRelease_installCreateNamespace: with install.create_namespace
 // the namespace the release installs into is created when it is missing:
 // `namespace` when there is no target_namespace (the release's storage is
@@ -400,16 +406,16 @@ data:
 {{- end }}
 `})
 		config := func(bad, cleanup bool) string {
-			sel := "{}"
+			sel, timeout := "{}", "10s"
 			if bad {
-				sel = noSuchNode
+				sel, timeout = noSuchNode, stuckTimeout
 			}
 			return releaseConfig(cacheDir, chartDir, ns, fmt.Sprintf(`
-  timeout = "10s"
+  timeout = %q
   values  = { extra = %t, nodeSelector = %s }
   upgrade {
     cleanup_on_fail = %t
-  }`, bad, sel, cleanup))
+  }`, timeout, bad, sel, cleanup))
 		}
 		extra := func() bool { return exists(t, "v1", "ConfigMap", ns, "podinfo-extra") }
 		revisions := func(want ...string) {
@@ -524,6 +530,12 @@ func TestAccHelmRelease_upgradeRemediationUninstall(t *testing.T) {
 		cacheDir := t.TempDir()
 		chartDir := chartCopy(t, "1.0.0")
 		config := func(sel string) string {
+			// The upgrade to values no node can run waits out
+			// upgrade.timeout (stuckTimeout); the uninstall keeps timeout.
+			upgradeTimeout := ""
+			if sel == noSuchNode {
+				upgradeTimeout = fmt.Sprintf("timeout = %q", stuckTimeout)
+			}
 			return releaseConfig(cacheDir, chartDir, ns, fmt.Sprintf(`
   timeout = "10s"
   values  = { nodeSelector = %s }
@@ -531,11 +543,12 @@ func TestAccHelmRelease_upgradeRemediationUninstall(t *testing.T) {
     disable_wait = true
   }
   upgrade {
+    %s
     remediation {
       retries  = 1
       strategy = "uninstall"
     }
-  }`, sel))
+  }`, sel, upgradeTimeout))
 		}
 		var firstUID string
 		deploymentUID := func() string {

@@ -63,6 +63,7 @@ resource "stevedore_helmrelease" "podinfo" {
 // first, and hides nothing that apply changes: every attribute of the release
 // whose value the apply of that saved plan changes is shown as changing.
 func TestCLI_upgradePlanIsReadable(t *testing.T) {
+	t.Parallel()
 	forEachCLI(t, func(t *testing.T, c cli) {
 		repo := startTestRepo(t, testenv.HelmRepoOptions{}, "1.0.0")
 		ns := uniqueNamespace(t, "readable-"+c.name)

@@ -77,6 +77,9 @@ func TestAccHelmRelease_failedUpgradeStallsAndRevertRestores(t *testing.T) {
   %s`, timeout, nodeSelector, extra)
 		}
 		const good, bad = "{}", `{ "stevedore.dev/no-such-node" = "true" }`
+		// The bad values wait out their timeout: a short one (stuckTimeout),
+		// and another as the changed timeout of step 4.
+		const stall, stallAgain = stuckTimeout, "4s"
 		config := func(nodeSelector, timeout, extra string) string {
 			return releaseConfig(cacheDir, chartDir, ns, body(nodeSelector, timeout, extra))
 		}
@@ -105,7 +108,7 @@ func TestAccHelmRelease_failedUpgradeStallsAndRevertRestores(t *testing.T) {
 		return resource.TestCase{
 			Steps: []resource.TestStep{
 				{Config: config(good, "20s", "")},
-				{Config: config(bad, "20s", ""), ExpectError: failedAgain},
+				{Config: config(bad, stall, ""), ExpectError: failedAgain},
 				{
 					// The same configuration: the failed upgrade reached the
 					// cluster; the plan is not empty, and apply fails again
@@ -115,7 +118,7 @@ func TestAccHelmRelease_failedUpgradeStallsAndRevertRestores(t *testing.T) {
 							t.Error("the failed upgrade did not set the nodeSelector: the test proves nothing")
 						}
 					},
-					Config: config(bad, "20s", ""),
+					Config: config(bad, stall, ""),
 					ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: append(acts.PreApply,
 						expectPriorAttr(releaseAddr, "status", "failed"),
 						expectBookField(rec, ns+"/podinfo", "upgrade_failures", 1),
@@ -125,14 +128,14 @@ func TestAccHelmRelease_failedUpgradeStallsAndRevertRestores(t *testing.T) {
 				{
 					// Another timeout is a new configuration: one more attempt.
 					PreConfig:        revisions("1:deployed", "2:failed"),
-					Config:           config(bad, "21s", ""),
+					Config:           config(bad, stallAgain, ""),
 					ConfigPlanChecks: acts,
 					ExpectError:      failedAgain,
 				},
 				{
 					// A new reset_token: one more attempt, same configuration.
 					PreConfig:        revisions("1:deployed", "2:failed", "3:failed"),
-					Config:           config(bad, "21s", `reset_token = "1"`),
+					Config:           config(bad, stallAgain, `reset_token = "1"`),
 					ConfigPlanChecks: acts,
 					ExpectError:      failedAgain,
 				},
@@ -140,7 +143,7 @@ func TestAccHelmRelease_failedUpgradeStallsAndRevertRestores(t *testing.T) {
 					// Reverted values: one upgrade, and the cluster is the
 					// reverted manifest again. The harness then plans empty.
 					PreConfig:        revisions("1:deployed", "2:failed", "3:failed", "4:failed"),
-					Config:           config(good, "21s", `reset_token = "1"`),
+					Config:           config(good, "20s", `reset_token = "1"`),
 					ConfigPlanChecks: acts,
 					Check: func(*terraform.State) error {
 						if sel := selector(); sel != nil {

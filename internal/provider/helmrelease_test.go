@@ -604,18 +604,25 @@ func TestAccHelmRelease_failedInstallRetriedThenFixed(t *testing.T) {
 		ns := uniqueNamespace(t, "hr-failinst")
 		cacheDir := t.TempDir()
 		chartDir := chartCopy(t, "1.0.0")
+		const good, bad = "{}", `{ "stevedore.dev/no-such-node" = "true" }`
 		// Pods no node can run fail Helm's wait: a failure the plan cannot see.
+		// Their installs wait out install.timeout (stuckTimeout); the
+		// remediation's uninstall keeps timeout.
 		body := func(nodeSelector string) string {
+			installTimeout := ""
+			if nodeSelector == bad {
+				installTimeout = fmt.Sprintf("timeout = %q", stuckTimeout)
+			}
 			return fmt.Sprintf(`
   timeout = "10s"
   values  = { nodeSelector = %s }
   install {
+    %s
     remediation {
       retries = 1
     }
-  }`, nodeSelector)
+  }`, nodeSelector, installTimeout)
 		}
-		const good, bad = "{}", `{ "stevedore.dev/no-such-node" = "true" }`
 		// The plan of the replacement (a create: Terraform plans it from no
 		// state) cannot tell the tainted resource's release from another
 		// owner's: it names the owner and says what happens in either case.

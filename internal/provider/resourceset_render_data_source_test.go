@@ -85,6 +85,7 @@ data "stevedore_resourceset_inputs" "static" {
 // kubernetes block: the objects, the inventory and the manifests a plan of
 // the resource shows.
 func TestAccResourceSetRender(t *testing.T) {
+	t.Parallel()
 	renderAccTest(t, func(t *testing.T) resource.TestCase {
 		obj := func(apiVersion, kind, namespace, name, manifest string) knownvalue.Check {
 			return knownvalue.ObjectExact(map[string]knownvalue.Check{
@@ -148,6 +149,7 @@ provider "stevedore" {
 // TestAccResourceSetRender_kinds renders kinds it knows only from
 // api_resources, and refuses one it does not know, naming it.
 func TestAccResourceSetRender_kinds(t *testing.T) {
+	t.Parallel()
 	renderAccTest(t, func(t *testing.T) resource.TestCase {
 		config := func(apiResources string) string {
 			return `

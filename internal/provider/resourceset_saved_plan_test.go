@@ -25,6 +25,7 @@ import (
 //     applied that was not planned. A new plan shows the three changes, its
 //     apply makes them, and the next plan is empty.
 func TestCLI_resourceSetSavedPlanAndWritesAfterIt(t *testing.T) {
+	t.Parallel()
 	forEachCLI(t, func(t *testing.T, c cli) {
 		ctx := context.Background()
 		kc := testClient(t)

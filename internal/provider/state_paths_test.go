@@ -143,15 +143,22 @@ import {
 			// upgrade, rolled back again); the state records it, and
 			// reverting the values converges in one apply.
 			cfg, ns := release(t, "sp-remed")
+			// The bad upgrades wait out upgrade.timeout (stuckTimeout);
+			// the rollbacks to the good values keep timeout.
 			body := func(nodeSelector string) string {
+				upgradeTimeout := ""
+				if nodeSelector == bad {
+					upgradeTimeout = fmt.Sprintf("timeout = %q", stuckTimeout)
+				}
 				return fmt.Sprintf(`
   timeout = "10s"
   values  = { nodeSelector = %s }
   upgrade {
+    %s
     remediation {
       retries = 1
     }
-  }`, nodeSelector)
+  }`, nodeSelector, upgradeTimeout)
 			}
 			return []resource.TestStep{
 				{Config: cfg(body(good))},
@@ -171,10 +178,15 @@ import {
 		}},
 		{"helmrelease/partial_failure_of_create", func(t *testing.T, rec *protocolRecord) []resource.TestStep {
 			cfg, _ := release(t, "sp-partial")
+			// The bad install waits out its timeout (stuckTimeout).
 			body := func(nodeSelector string) string {
+				timeout := "10s"
+				if nodeSelector == bad {
+					timeout = stuckTimeout
+				}
 				return fmt.Sprintf(`
-  timeout = "10s"
-  values  = { nodeSelector = %s }`, nodeSelector)
+  timeout = %q
+  values  = { nodeSelector = %s }`, timeout, nodeSelector)
 			}
 			return []resource.TestStep{
 				{Config: cfg(body(bad)), ExpectError: regexp.MustCompile(`install`)},
