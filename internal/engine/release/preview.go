@@ -14,12 +14,15 @@ import (
 
 	"github.com/fluxcd/pkg/ssa/jsondiff"
 	wjsondiff "github.com/wI2L/jsondiff"
+	"golang.org/x/sync/errgroup"
 	"helm.sh/helm/v4/pkg/action"
 	helmchart "helm.sh/helm/v4/pkg/chart/v2"
 	helmkube "helm.sh/helm/v4/pkg/kube"
 	helmcommon "helm.sh/helm/v4/pkg/release/common"
 	helmrelease "helm.sh/helm/v4/pkg/release/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -241,7 +244,7 @@ func (r *request) preview(ctx context.Context, act Action, s releaseState) (*Pre
 	}
 	slices.SortFunc(p.Changes, func(a, b kube.Drift) int { return strings.Compare(a.ID, b.ID) })
 	if force {
-		if p.Conflicts, err = r.conflicts(res.Updated, applied); err != nil {
+		if p.Conflicts, err = r.conflicts(res.Updated, applied, before); err != nil {
 			return nil, err
 		}
 	}
@@ -266,32 +269,75 @@ func appliedObjects(list helmkube.ResourceList) map[string]runtime.Object {
 // a dry run without force, and the API server names what it refuses. Our
 // own manager's client-side entries are not conflicts: Helm migrates them
 // first.
-func (r *request) conflicts(updated helmkube.ResourceList, applied map[string]runtime.Object) ([]kube.FieldConflict, error) {
+func (r *request) conflicts(updated helmkube.ResourceList, applied map[string]runtime.Object, live map[string]*unstructured.Unstructured) ([]kube.FieldConflict, error) {
 	fm := r.sess.f.FieldManager()
-	var out []kube.FieldConflict
-	for _, info := range updated {
+	// One dry run per object, at most conflictReads at once: each is a round
+	// trip, and a plan of many objects would wait for them one by one.
+	found := make([][]kube.FieldConflict, len(updated))
+	var g errgroup.Group
+	g.SetLimit(conflictReads)
+	for i, info := range updated {
 		obj := applied[infoKey(info)]
-		if obj == nil {
+		if obj == nil || othersKept(live[infoKey(info)], info.Object, fm) {
 			continue
 		}
-		data, err := runtime.Encode(unstructured.UnstructuredJSONScheme, obj)
-		if err != nil {
-			return nil, fmt.Errorf("encode %s: %w", infoID(info), err)
-		}
-		force := false
-		_, err = resource.NewHelper(info.Client, info.Mapping).DryRun(true).WithFieldManager(fm).
-			Patch(info.Namespace, info.Name, types.ApplyPatchType, data, &metav1.PatchOptions{Force: &force})
-		if err == nil {
-			continue
-		}
-		c := kube.ApplyConflicts(infoID(info), err, fm)
-		if c == nil && !apierrors.IsConflict(err) {
-			return nil, fmt.Errorf("dry-run %s without forcing conflicts: %w", infoID(info), err)
-		}
+		g.Go(func() error {
+			data, err := runtime.Encode(unstructured.UnstructuredJSONScheme, obj)
+			if err != nil {
+				return fmt.Errorf("encode %s: %w", infoID(info), err)
+			}
+			force := false
+			_, err = resource.NewHelper(info.Client, info.Mapping).DryRun(true).WithFieldManager(fm).
+				Patch(info.Namespace, info.Name, types.ApplyPatchType, data, &metav1.PatchOptions{Force: &force})
+			if err == nil {
+				return nil
+			}
+			c := kube.ApplyConflicts(infoID(info), err, fm)
+			if c == nil && !apierrors.IsConflict(err) {
+				return fmt.Errorf("dry-run %s without forcing conflicts: %w", infoID(info), err)
+			}
+			found[i] = c
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	var out []kube.FieldConflict
+	for _, c := range found {
 		out = append(out, c...)
 	}
 	return out, nil
 }
+
+// othersKept says whether the forced dry run's result after leaves every
+// managedFields entry of a manager other than fm as it is in before: a
+// forced apply takes a field that conflicts from its owner's entry, so then
+// nothing conflicts, and the dry run without forcing, which would list what
+// conflicts, is not needed.
+func othersKept(before *unstructured.Unstructured, after runtime.Object, fm string) bool {
+	if before == nil {
+		return false
+	}
+	a, err := meta.Accessor(after)
+	if err != nil {
+		return false
+	}
+	others := func(entries []metav1.ManagedFieldsEntry) []metav1.ManagedFieldsEntry {
+		var out []metav1.ManagedFieldsEntry
+		for _, e := range entries {
+			if e.Manager != fm {
+				out = append(out, e)
+			}
+		}
+		return out
+	}
+	b, c := others(before.GetManagedFields()), others(a.GetManagedFields())
+	return len(b) == len(c) && equality.Semantic.DeepEqual(b, c)
+}
+
+// conflictReads bounds the dry runs of conflicts that run at once.
+const conflictReads = 8
 
 // withManagerEntry are the IDs of the updated objects whose live managed
 // fields have a client-side (Update) entry of manager fm: those whose
