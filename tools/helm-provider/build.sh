@@ -3,8 +3,9 @@
 # default bin/helm-provider under the repository root) as
 # terraform-provider-helm, for a dev_overrides entry of "hashicorp/helm", and
 # prints the directory. BenchmarkTofuPlanVersusHelmProvider
-# (internal/provider/compare_bench_test.go) reads it from
-# STEVEDORE_HELM_PROVIDER_DIR. Not part of make tools: CI does not need it.
+# and BenchmarkTofuInstall30 (internal/provider/) read it from
+# STEVEDORE_HELM_PROVIDER_DIR; `make tools` builds it into the tools cache
+# (below), which TestAccHelmRelease_movedFromHelmRelease reads.
 #
 # `go install github.com/hashicorp/terraform-provider-helm/v3@v3.1.2` cannot
 # work: the module path in the tag's go.mod has no /v3 suffix, so the module
