@@ -12,7 +12,7 @@ import (
 func TestOthersKept(t *testing.T) {
 	entry := func(manager, fields string) metav1.ManagedFieldsEntry {
 		return metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationApply, APIVersion: "apps/v1",
-			FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(fields)}}
+			FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(fields)}
 	}
 	obj := func(entries ...metav1.ManagedFieldsEntry) *unstructured.Unstructured {
 		u := &unstructured.Unstructured{}
