@@ -111,8 +111,9 @@ const heapProfileDirEnv = "STEVEDORE_HEAP_PROFILE_DIR"
 // startPeakHeapProfile, when dir is set, looks every interval at the live
 // heap as of the last GC and takes a heap profile when it is larger than ever
 // before (by more than 1%), and again once the next GC has completed: a heap
-// profile's figures may be one GC older than the live heap's. The profile
-// taken last is written to dir by what it returns.
+// profile's figures may be one GC older than the live heap's. Of the profiles
+// taken, the one that shows the most in use is written to dir by what it
+// returns.
 func startPeakHeapProfile(dir string, interval time.Duration) func() {
 	if dir == "" {
 		return func() {}
@@ -121,12 +122,17 @@ func startPeakHeapProfile(dir string, interval time.Duration) func() {
 	var peak, peakCycle uint64
 	pending := false
 	var profile []byte
+	best := int64(-1)
 	write := func() {
-		var b strings.Builder
-		if err := pprof.Lookup("heap").WriteTo(&b, 0); err == nil {
-			profile = []byte(b.String())
-		}
 		pending = false
+		// A profile taken later, on a busy machine, may already be past the
+		// peak: the one kept is the one that shows the most in use.
+		if n := heapProfileInUse(); n >= best {
+			var b strings.Builder
+			if err := pprof.Lookup("heap").WriteTo(&b, 0); err == nil {
+				profile, best = []byte(b.String()), n
+			}
+		}
 	}
 	take := func() {
 		metrics.Read(sample)
@@ -171,6 +177,19 @@ func startPeakHeapProfile(dir string, interval time.Duration) func() {
 		_, _ = f.Write(profile)
 		_ = f.Close()
 	}
+}
+
+// heapProfileInUse is the bytes in use that a heap profile taken now would
+// show (before its scaling for sampling).
+func heapProfileInUse() int64 {
+	n, _ := runtime.MemProfile(nil, true)
+	records := make([]runtime.MemProfileRecord, n+64)
+	n, _ = runtime.MemProfile(records, true)
+	var total int64
+	for _, r := range records[:min(n, len(records))] {
+		total += r.InUseBytes()
+	}
+	return total
 }
 
 // sdkLogLevels are terraform-plugin-go's and terraform-plugin-framework's log
