@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/stevedore-dev/terraform-provider-stevedore/internal/testenv"
 )
 
 // The tests in this file run the CLIs as a user does, one process per
@@ -41,7 +43,7 @@ func builtProvider(t *testing.T) string {
 		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, "terraform-provider-stevedore"), ".")
 		cmd.Dir = root
 		// As make build and the release build it.
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		cmd.Env = append(testenv.LongLivedEnv(nil), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			providerBuildErr = fmt.Errorf("go build: %v\n%s", err, out)
 			return

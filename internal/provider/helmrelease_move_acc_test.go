@@ -60,8 +60,9 @@ func buildHelmProvider() (string, error) {
 		_, file, _, _ := runtime.Caller(0)
 		script := filepath.Join(filepath.Dir(file), "..", "..", "tools", "helm-provider", "build.sh")
 		cmd := exec.Command(script, dir)
+		cmd.Env = testenv.LongLivedEnv(nil) // it runs the go command
 		if os.Getenv("GOTOOLCHAIN") == "" {
-			cmd.Env = append(os.Environ(), "GOTOOLCHAIN=go1.27.3")
+			cmd.Env = append(cmd.Env, "GOTOOLCHAIN=go1.27.3")
 		}
 		var stderr strings.Builder
 		cmd.Stderr = &stderr

@@ -236,7 +236,8 @@ func runKwokctl(ctx context.Context, bin, workdir string, args ...string) (strin
 	cmd := exec.CommandContext(ctx, filepath.Join(bin, "kwokctl"), args...)
 	// kwokctl looks binaries up on PATH before it would try to download them;
 	// there is no download here, so ours must come first.
-	cmd.Env = append(os.Environ(),
+	// The cluster's processes live as long as the package's tests.
+	cmd.Env = append(LongLivedEnv(nil),
 		"KWOK_WORKDIR="+filepath.Join(workdir, "kwok"),
 		"PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
 	)

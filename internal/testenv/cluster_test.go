@@ -43,7 +43,7 @@ func TestCluster_reapedAfterPanic(t *testing.T) {
 	requireClusterBinaries(t)
 	report := filepath.Join(t.TempDir(), "report")
 	cmd := exec.Command(os.Args[0], "-test.run=^TestCluster_helperPanicsWithClusterRunning$", "-test.count=1")
-	cmd.Env = append(os.Environ(), crashEnv+"="+report)
+	cmd.Env = append(LongLivedEnv(nil), crashEnv+"="+report)
 	out, err := cmd.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "a test panics with the cluster running") {
 		t.Fatalf("child test should have panicked: err=%v\n%s", err, out)

@@ -34,6 +34,7 @@ func run(m *testing.M) int {
 	if !flag.Parsed() {
 		flag.Parse()
 	}
+	collectChildrenAtLimit()
 	if testing.Short() {
 		return m.Run()
 	}

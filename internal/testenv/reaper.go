@@ -29,7 +29,7 @@ func startReaper(bin, name, workdir string) (*reaper, error) {
 		return nil, err
 	}
 	cmd := exec.Command(self)
-	cmd.Env = append(os.Environ(), reaperEnv+"="+bin+"\n"+name+"\n"+workdir)
+	cmd.Env = append(LongLivedEnv(nil), reaperEnv+"="+bin+"\n"+name+"\n"+workdir)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	stdin, err := cmd.StdinPipe()
