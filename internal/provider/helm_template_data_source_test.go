@@ -471,6 +471,7 @@ func templateHasCommonMetadata(addr string, labels, annotations map[string]strin
 // on hooks unless post_render_strategy is nohooks; the keys a release refuses
 // are refused here, naming the attribute.
 func TestAccHelmTemplate_commonMetadata(t *testing.T) {
+	t.Parallel()
 	renderAccTest(t, func(t *testing.T) resource.TestCase {
 		chart := commonMetadataChart(t)
 		config := func(strategy, labels string) string {
@@ -543,6 +544,7 @@ data "stevedore_helm_template" "t" {
 // error, as a release's plan does; disable_schema_validation renders them,
 // as `helm template --skip-schema-validation`.
 func TestAccHelmTemplate_disableSchemaValidation(t *testing.T) {
+	t.Parallel()
 	renderAccTest(t, func(t *testing.T) resource.TestCase {
 		chart := filepath.Join(t.TempDir(), "strict")
 		testenv.WriteFiles(t, chart, map[string]string{

@@ -22,8 +22,10 @@ import (
 // record the CLI wrote as it was; the CLI then upgrades what stevedore wrote
 // (Helm 4: with the same values, without --force-conflicts: our fields are
 // in our Apply entry) and rolls back to it, and stevedore plans the way back.
+//
+// Not parallel itself, as TestAccProvider_statePathsKeepPlanFidelity: its
+// cases, two levels down, run in the serial phase rather than last.
 func TestAccHelmRelease_helmCLIs(t *testing.T) {
-	t.Parallel()
 	for _, cli := range testenv.HelmCLIs {
 		t.Run(cli, func(t *testing.T) {
 			t.Parallel()

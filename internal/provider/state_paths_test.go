@@ -35,8 +35,12 @@ type statePath struct {
 // back as it was ("Provider produced inconsistent result" otherwise), including
 // on the steps that expect an error. A path that fails leaves its state for the
 // next step, which must converge in one apply.
+//
+// Not parallel itself (it shares nothing): its paths, parallel subtests two
+// levels down, then run in the serial phase at the start, 4 at a time. Queued
+// behind every other parallel test, they were the last to start, and the
+// package's run ended with the longest of them alone on the machine.
 func TestAccProvider_statePathsKeepPlanFidelity(t *testing.T) {
-	t.Parallel()
 	const good, bad = "{}", `{ "stevedore.dev/no-such-node" = "true" }`
 	release := func(t *testing.T, prefix string) (cfg func(body string) string, ns string) {
 		ns = uniqueNamespace(t, prefix)
