@@ -118,6 +118,16 @@ func startPeakHeapProfile(dir string, interval time.Duration) func() {
 	if dir == "" {
 		return func() {}
 	}
+	t := time.NewTicker(interval)
+	stop := peakHeapProfile(dir, t.C)
+	return func() {
+		t.Stop()
+		stop()
+	}
+}
+
+// peakHeapProfile is startPeakHeapProfile looking at each of ticks.
+func peakHeapProfile(dir string, ticks <-chan time.Time) func() {
 	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/cycles/total:gc-cycles"}}
 	var peak, peakCycle uint64
 	pending := false
@@ -152,11 +162,9 @@ func startPeakHeapProfile(dir string, interval time.Duration) func() {
 	done, stopped := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(stopped)
-		t := time.NewTicker(interval)
-		defer t.Stop()
 		for {
 			select {
-			case <-t.C:
+			case <-ticks:
 				take()
 			case <-done:
 				return

@@ -85,33 +85,12 @@ var keep [][]byte
 // largest heap: a large allocation kept for a while is in it, although it is
 // gone when the process ends.
 func TestPeakHeapProfile(t *testing.T) {
-	got := peakHeapProfileOf(t, 10*time.Millisecond, 150*time.Millisecond, 50*time.Millisecond)
-	if got < 60<<20 {
-		t.Fatalf("in use in the profile: %d bytes, want the 64 MiB held at the peak", got)
-	}
-}
-
-// A sampler that runs late, as on a busy machine, takes its second profile
-// after the peak is gone (here, its ticks fall 100 ms inside the peak and 100
-// ms after it): the profile kept is still the peak's, not the later one.
-func TestPeakHeapProfile_lateSampler(t *testing.T) {
-	got := peakHeapProfileOf(t, 200*time.Millisecond, 300*time.Millisecond, 200*time.Millisecond)
-	if got < 60<<20 {
-		t.Fatalf("in use in the profile: %d bytes, want the 64 MiB held at the peak, not the heap after it", got)
-	}
-}
-
-// peakHeapProfileOf holds 64 MiB for hold (a GC every 50 ms), frees it,
-// waits after, stops the profile that sampled every interval, and returns the
-// bytes in use in the one profile written.
-func peakHeapProfileOf(t *testing.T, interval, hold, after time.Duration) int64 {
-	t.Helper()
 	dir := t.TempDir()
-	stop := startPeakHeapProfile(dir, interval)
+	stop := startPeakHeapProfile(dir, 10*time.Millisecond)
 	for range 64 {
 		keep = append(keep, make([]byte, 1<<20))
 	}
-	for end := time.Now().Add(hold); time.Now().Before(end); {
+	for range 5 { // the peak is seen, and a GC later the profile taken (250 ms: a busy machine's sampler may be late)
 		runtime.GC()
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -119,8 +98,41 @@ func peakHeapProfileOf(t *testing.T, interval, hold, after time.Duration) int64 
 	for range 3 {
 		runtime.GC()
 	}
-	time.Sleep(after)
+	time.Sleep(50 * time.Millisecond)
 	stop()
+	if got := inUseOfTheProfile(t, dir); got < 60<<20 {
+		t.Fatalf("in use in the profile: %d bytes, want the 64 MiB held at the peak", got)
+	}
+}
+
+// A sampler that runs late, as on a busy machine, takes its second profile
+// after the peak is gone: the profile kept is still the peak's. Its ticks are
+// given, so that it looks once at the peak and once after it, whatever the
+// machine's load.
+func TestPeakHeapProfile_lateSampler(t *testing.T) {
+	dir := t.TempDir()
+	ticks := make(chan time.Time)
+	stop := peakHeapProfile(dir, ticks)
+	for range 64 {
+		keep = append(keep, make([]byte, 1<<20))
+	}
+	runtime.GC()
+	ticks <- time.Now() // the peak: a profile, and another due after the next GC
+	ticks <- time.Now() // (received once the one before was looked at)
+	keep = nil
+	for range 3 {
+		runtime.GC()
+	}
+	ticks <- time.Now() // late: the next GC's profile shows the heap after the peak
+	stop()
+	if got := inUseOfTheProfile(t, dir); got < 60<<20 {
+		t.Fatalf("in use in the profile: %d bytes, want the 64 MiB held at the peak, not the heap after it", got)
+	}
+}
+
+// inUseOfTheProfile is the bytes in use in the one heap profile in dir.
+func inUseOfTheProfile(t *testing.T, dir string) int64 {
+	t.Helper()
 	files, err := filepath.Glob(filepath.Join(dir, "heap-*.pprof"))
 	if err != nil || len(files) != 1 {
 		t.Fatalf("heap profiles %v, %v: want one", files, err)
