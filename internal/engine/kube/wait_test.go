@@ -50,8 +50,18 @@ func TestWait_rampKeepsTheTimeoutAndItsReport(t *testing.T) {
 
 // A wait reads a Deployment's status from the Deployment alone (newPoller):
 // an identity that may read Deployments but may not list ReplicaSets or Pods
-// waits for one as the provider's own identity does.
+// waits for one as the provider's own identity does. With verbs [get] only,
+// the wait of a few objects reads them one by one (clusterReaderFor): it
+// lists nothing.
 func TestWait_deploymentReadAlone(t *testing.T) {
+	for _, verbs := range []string{"[get, list, watch]", "[get]"} {
+		t.Run(verbs, func(t *testing.T) { waitAsServiceAccount(t, verbs) })
+	}
+}
+
+// waitAsServiceAccount waits for a Deployment as a service account that may
+// do verbs on Deployments, and nothing else.
+func waitAsServiceAccount(t *testing.T, verbs string) {
 	ctx := testenv.Context(t)
 	f := newFactory(t)
 	admin, err := f.Manager()
@@ -71,7 +81,7 @@ metadata: {name: waiter, namespace: `+ns+`}
 rules:
 - apiGroups: [apps]
   resources: [deployments]
-  verbs: [get, list, watch]
+  verbs: `+verbs+`
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: RoleBinding
